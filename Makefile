@@ -1,0 +1,76 @@
+# faultline — the two commands a user needs are `make chaos` and `make test`.
+# Everything installs itself: Debian packages (scripts/install-deps), the cluster components built
+# from pinned Go modules (scripts/components), and the C++ build (CMake + Ninja).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+BUILD_DIR      ?= build
+ASAN_BUILD_DIR ?= build-asan
+BUILD_TYPE     ?= RelWithDebInfo
+JOBS           ?= $(shell nproc)
+CTEST_ARGS     ?=
+
+# make chaos overrides (empty means: what the scenario says)
+SCENARIO  ?= yunikorn-3355-outage
+SCHEDULER ?= yunikorn
+PODS      ?=
+RATE      ?=
+SEED      ?=
+OUT       ?=
+
+.PHONY: deps build check sanitize components test chaos repro-3355 soak stack-up stack-down stack-status lint clean
+
+deps:
+	@scripts/install-deps --check >/dev/null || scripts/install-deps
+
+$(BUILD_DIR)/build.ninja: | deps
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+build: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+components: deps
+	scripts/components build
+
+# Fast part: unit + integration tests (integration talks to a real kube-apiserver, so it needs the
+# components too).
+check: build components
+	cd $(BUILD_DIR) && ctest -L 'unit|integration' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+$(ASAN_BUILD_DIR)/build.ninja: | deps
+	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFAULTLINE_SANITIZE=ON
+
+# Address + undefined sanitizer build of the unit and integration tests.
+sanitize: deps components $(ASAN_BUILD_DIR)/build.ninja
+	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
+	cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest -L 'unit|integration' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# Everything: unit, integration and end-to-end tests.
+test: build components
+	cd $(BUILD_DIR) && ctest --output-on-failure $(CTEST_ARGS)
+
+lint:
+	shellcheck scripts/install-deps .ci/run $(wildcard scripts/*.sh) $(filter-out %.go %.mod %.sum %.md %.yaml,$(wildcard scripts/*))
+
+stack-up: build components
+	scripts/stack up --scheduler $(SCHEDULER)
+
+stack-down:
+	scripts/stack down
+
+stack-status:
+	scripts/stack status
+
+chaos: build components
+	scripts/chaos --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
+	  $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
+	  $(if $(OUT),--out $(OUT))
+
+repro-3355:
+	$(MAKE) chaos SCENARIO=yunikorn-3355-outage SCHEDULER=yunikorn
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
