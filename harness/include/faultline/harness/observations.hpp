@@ -1,0 +1,103 @@
+#pragma once
+// What the harness saw during a run: the raw material every check is a pure function of.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace faultline::harness {
+
+using WallClock = std::chrono::system_clock;
+using WallTime = WallClock::time_point;
+
+// One pod of the workload, as the pod watch saw it over the whole run.
+struct PodState {
+    std::string ns;
+    std::string name;
+    std::string uid;
+    std::string queueLabel;     // label `queue` (YuniKorn's queue selector), may be empty
+    std::string applicationId;  // label `applicationId`, may be empty
+    std::string schedulerName;  // spec.schedulerName
+    std::string nodeName;       // last spec.nodeName seen
+    std::string phase;          // last status.phase seen
+    std::optional<WallTime> created;
+    std::optional<WallTime> bound;    // first time spec.nodeName was non-empty
+    std::optional<WallTime> running;  // first time phase was Running
+    std::optional<WallTime> deleted;  // DELETED event or deletionTimestamp first seen
+    bool gone = false;                // a DELETED watch event arrived (object no longer exists)
+
+    bool live() const { return !deleted.has_value(); }
+    bool isBound() const { return !nodeName.empty(); }
+};
+
+struct PodObservations {
+    bool watched = false;                 // the watch ran and delivered its initial list
+    std::map<std::string, PodState> pods; // by UID
+    std::set<std::string> deletedByHarness; // UIDs the harness itself deleted
+};
+
+// YuniKorn REST API (v1.9.0 dao shapes), reduced to what the checks need.
+struct YkAllocation {
+    std::string allocationKey;  // the k8shim uses the pod UID
+    std::string applicationId;
+    std::string nodeId;
+    std::string podName;        // allocation tag kubernetes.io/meta/podName when present
+    std::map<std::string, std::int64_t> resource;
+};
+
+struct YkApplication {
+    std::string id;
+    std::string queue;
+    std::string state;
+    std::vector<YkAllocation> allocations;
+};
+
+struct YkQueue {
+    std::string name;  // full path, e.g. root.default
+    bool leaf = false;
+    std::map<std::string, std::int64_t> allocated;
+};
+
+struct YkNode {
+    std::string id;
+    std::vector<YkAllocation> allocations;
+};
+
+struct YunikornSnapshot {
+    WallTime at{};
+    std::vector<YkQueue> queues;  // flattened tree, parents before children
+    std::vector<YkApplication> applications;
+    std::vector<YkNode> nodes;
+};
+
+// One line of the proxy's audit log (DESIGN.md "Audit record").
+struct AuditRecord {
+    std::uint64_t seq = 0;
+    std::string ts;
+    std::string userAgent;
+    std::string method;
+    std::string path;
+    std::string verb;
+    std::string resource;
+    std::string subresource;
+    std::string ns;
+    std::string name;
+    std::string rule;
+    std::string action;
+    int status = 0;
+    int upstreamStatus = 0;
+};
+
+struct Observations {
+    std::string scheduler;          // "yunikorn" or "kube-scheduler"
+    std::string harnessUserAgent;   // deletes from this agent are the harness's own
+    PodObservations pods;
+    std::optional<std::vector<std::string>> liveNodes;  // node names listed at the end
+    std::optional<YunikornSnapshot> yunikorn;           // final snapshot (after settle)
+    std::optional<std::vector<AuditRecord>> audit;      // nullopt: no proxy audit collected
+};
+
+}  // namespace faultline::harness

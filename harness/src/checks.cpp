@@ -1,0 +1,362 @@
+#include "faultline/harness/checks.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "faultline/harness/time_format.hpp"
+
+namespace faultline::harness {
+namespace {
+
+constexpr const char* kYunikorn = "yunikorn";
+
+std::string pod_ref(const PodState& p) { return p.ns + "/" + p.name; }
+
+void add_evidence(CheckResult& r, std::string line) {
+    if (r.evidence.size() < kMaxEvidence) {
+        r.evidence.push_back(std::move(line));
+    } else if (r.evidence.size() == kMaxEvidence) {
+        r.evidence.push_back("... (list capped at " + std::to_string(kMaxEvidence) + "; count is exact)");
+    }
+}
+
+CheckResult no_data(std::string name, std::string why) {
+    CheckResult r;
+    r.name = std::move(name);
+    r.status = CheckStatus::no_data;
+    r.summary = "no data: " + why;
+    return r;
+}
+
+bool pods_observed(const Observations& obs) { return obs.pods.watched && !obs.pods.pods.empty(); }
+
+bool scheduled_by_yunikorn(const PodState& p) { return p.schedulerName == kYunikorn; }
+
+// Everything the queue-accounting check and the stats need, computed once.
+struct Accounting {
+    struct PerQueue {
+        std::int64_t allocatedPods = 0;  // what YuniKorn books
+        std::int64_t boundLivePods = 0;  // what the apiserver says is really there
+    };
+    std::map<std::string, PerQueue> queues;
+    std::vector<std::string> phantoms;  // allocations with no bound, live pod behind them
+    std::vector<std::string> missing;   // bound, live pods with no allocation
+    std::int64_t phantomCount = 0;
+    std::int64_t missingCount = 0;
+    std::int64_t allocatedTotal = 0;
+};
+
+Accounting analyse_accounting(const Observations& obs) {
+    Accounting acc;
+    const YunikornSnapshot& yk = *obs.yunikorn;
+    std::map<std::string, const PodState*> pod_by_uid;
+    for (const auto& [uid, pod] : obs.pods.pods) pod_by_uid[uid] = &pod;
+
+    std::map<std::string, std::string> queue_of_allocation;
+    for (const auto& app : yk.applications) {
+        for (const auto& alloc : app.allocations) {
+            queue_of_allocation[alloc.allocationKey] = app.queue;
+            auto it = pod_by_uid.find(alloc.allocationKey);
+            const PodState* pod = it == pod_by_uid.end() ? nullptr : it->second;
+            if (pod != nullptr && pod->live() && pod->isBound()) continue;
+            ++acc.phantomCount;
+            std::string why = pod == nullptr    ? "no such pod in the watched namespace"
+                              : !pod->live()    ? "pod was deleted"
+                                                : "pod is " + (pod->phase.empty() ? std::string("?") : pod->phase) +
+                                                   " with empty spec.nodeName";
+            std::string name = pod != nullptr ? pod_ref(*pod) : (alloc.podName.empty() ? "?" : alloc.podName);
+            acc.phantoms.push_back("phantom allocation " + alloc.allocationKey + " (pod " + name + ", app " +
+                                   app.id + ", queue " + app.queue + ", node " + alloc.nodeId + "): " + why);
+        }
+    }
+    for (const auto& q : yk.queues) {
+        if (!q.leaf) continue;
+        auto pods = q.allocated.find("pods");
+        std::int64_t allocated = 0;
+        if (pods != q.allocated.end()) {
+            allocated = pods->second;
+        } else {
+            for (const auto& [key, queue] : queue_of_allocation) allocated += queue == q.name ? 1 : 0;
+        }
+        acc.queues[q.name].allocatedPods = allocated;
+        acc.allocatedTotal += allocated;
+    }
+    for (const auto& [uid, pod] : obs.pods.pods) {
+        if (!scheduled_by_yunikorn(pod) || !pod.live() || !pod.isBound()) continue;
+        auto it = queue_of_allocation.find(uid);
+        std::string queue = it != queue_of_allocation.end() ? it->second
+                            : !pod.queueLabel.empty()      ? pod.queueLabel
+                                                           : "(no queue)";
+        acc.queues[queue].boundLivePods++;
+        if (it == queue_of_allocation.end()) {
+            ++acc.missingCount;
+            acc.missing.push_back("pod " + pod_ref(pod) + " bound to " + pod.nodeName +
+                                  " but YuniKorn lists no allocation for it (uid " + uid + ")");
+        }
+    }
+    return acc;
+}
+
+}  // namespace
+
+std::string to_string(CheckStatus s) {
+    switch (s) {
+        case CheckStatus::passed: return "passed";
+        case CheckStatus::violated: return "violated";
+        case CheckStatus::no_data: return "no-data";
+        case CheckStatus::skipped: return "skipped";
+    }
+    return "?";
+}
+
+std::string to_string(Verdict v) {
+    switch (v) {
+        case Verdict::pass: return "pass";
+        case Verdict::fail: return "fail";
+        case Verdict::reproduced: return "reproduced";
+        case Verdict::error: return "error";
+    }
+    return "?";
+}
+
+const std::vector<std::string>& known_checks() {
+    static const std::vector<std::string> names{"pods-bound", "queue-accounting", "no-orphan-allocations",
+                                                "no-unexpected-deletes", "bound-to-live-node"};
+    return names;
+}
+
+bool needs_yunikorn(const std::string& check) {
+    return check == "queue-accounting" || check == "no-orphan-allocations";
+}
+
+CheckResult check_pods_bound(const Observations& obs) {
+    const std::string name = "pods-bound";
+    if (!pods_observed(obs)) return no_data(name, "the pod watch saw no workload pods");
+    CheckResult r;
+    r.name = name;
+    std::int64_t live = 0;
+    std::int64_t unbound = 0;
+    std::int64_t not_running = 0;
+    for (const auto& [uid, pod] : obs.pods.pods) {
+        if (!pod.live()) continue;
+        ++live;
+        if (!pod.isBound()) {
+            ++unbound;
+            add_evidence(r, "pod " + pod_ref(pod) + " is " + (pod.phase.empty() ? "Pending" : pod.phase) +
+                                " with empty spec.nodeName (uid " + uid + ")");
+        } else if (pod.phase != "Running") {
+            ++not_running;
+            add_evidence(r, "pod " + pod_ref(pod) + " bound to " + pod.nodeName + " but phase is " +
+                                (pod.phase.empty() ? "unknown" : pod.phase));
+        }
+    }
+    if (live == 0) return no_data(name, "every observed pod was deleted; nothing left to check");
+    r.count = unbound + not_running;
+    r.status = r.count == 0 ? CheckStatus::passed : CheckStatus::violated;
+    r.summary = std::to_string(live - r.count) + "/" + std::to_string(live) + " live pods bound and Running; " +
+                std::to_string(unbound) + " unbound, " + std::to_string(not_running) + " bound but not Running";
+    return r;
+}
+
+CheckResult check_queue_accounting(const Observations& obs) {
+    const std::string name = "queue-accounting";
+    if (!obs.yunikorn) return no_data(name, "no YuniKorn REST snapshot was taken");
+    if (obs.yunikorn->queues.empty()) return no_data(name, "YuniKorn reported no queues");
+    if (!pods_observed(obs)) return no_data(name, "the pod watch saw no workload pods");
+    Accounting acc = analyse_accounting(obs);
+    CheckResult r;
+    r.name = name;
+    std::int64_t difference = 0;
+    std::vector<std::string> per_queue;
+    for (const auto& [queue, q] : acc.queues) {
+        if (q.allocatedPods == 0 && q.boundLivePods == 0) continue;
+        difference += std::llabs(q.allocatedPods - q.boundLivePods);
+        per_queue.push_back("queue " + queue + ": allocatedResource.pods=" + std::to_string(q.allocatedPods) +
+                            ", bound live pods=" + std::to_string(q.boundLivePods));
+    }
+    for (auto& line : per_queue) add_evidence(r, line);
+    for (auto& line : acc.phantoms) add_evidence(r, line);
+    for (auto& line : acc.missing) add_evidence(r, line);
+    r.count = std::max(acc.phantomCount + acc.missingCount, difference);
+    if (per_queue.empty()) return no_data(name, "no queue holds allocations and no yunikorn pod is bound");
+    r.status = r.count == 0 ? CheckStatus::passed : CheckStatus::violated;
+    r.summary = std::to_string(acc.phantomCount) + " phantom allocations, " + std::to_string(acc.missingCount) +
+                " bound pods without allocation, queue difference " + std::to_string(difference);
+    return r;
+}
+
+CheckResult check_no_orphan_allocations(const Observations& obs) {
+    const std::string name = "no-orphan-allocations";
+    if (!obs.yunikorn) return no_data(name, "no YuniKorn REST snapshot was taken");
+    const YunikornSnapshot& yk = *obs.yunikorn;
+    if (yk.nodes.empty()) return no_data(name, "YuniKorn reported no nodes");
+    std::map<std::string, std::set<std::string>> app_allocations;
+    std::set<std::string> node_ids;
+    for (const auto& node : yk.nodes) node_ids.insert(node.id);
+    for (const auto& app : yk.applications) {
+        auto& keys = app_allocations[app.id];
+        for (const auto& alloc : app.allocations) keys.insert(alloc.allocationKey);
+    }
+    CheckResult r;
+    r.name = name;
+    std::int64_t on_nodes = 0;
+    for (const auto& node : yk.nodes) {
+        for (const auto& alloc : node.allocations) {
+            ++on_nodes;
+            auto app = app_allocations.find(alloc.applicationId);
+            if (app == app_allocations.end()) {
+                ++r.count;
+                add_evidence(r, "allocation " + alloc.allocationKey + " on node " + node.id +
+                                    " belongs to unknown application '" + alloc.applicationId + "'");
+            } else if (!app->second.contains(alloc.allocationKey)) {
+                ++r.count;
+                add_evidence(r, "allocation " + alloc.allocationKey + " on node " + node.id + " is not listed by application " +
+                                    alloc.applicationId);
+            }
+        }
+    }
+    for (const auto& app : yk.applications) {
+        for (const auto& alloc : app.allocations) {
+            if (!node_ids.contains(alloc.nodeId)) {
+                ++r.count;
+                add_evidence(r, "allocation " + alloc.allocationKey + " of application " + app.id +
+                                    " is on node '" + alloc.nodeId + "' that YuniKorn does not know");
+            }
+        }
+    }
+    r.status = r.count == 0 ? CheckStatus::passed : CheckStatus::violated;
+    r.summary = std::to_string(r.count) + " orphan allocations among " + std::to_string(on_nodes) +
+                " allocations on " + std::to_string(yk.nodes.size()) + " nodes";
+    return r;
+}
+
+CheckResult check_no_unexpected_deletes(const Observations& obs) {
+    const std::string name = "no-unexpected-deletes";
+    if (!pods_observed(obs)) return no_data(name, "the pod watch saw no workload pods");
+    CheckResult r;
+    r.name = name;
+    std::set<std::string> offending;  // ns/name, counted once whichever source saw it
+    std::map<std::string, std::string> audit_agent;  // ns/name -> user agent of a DELETE seen by the proxy
+    if (obs.audit) {
+        for (const auto& rec : *obs.audit) {
+            bool pod_delete = (rec.verb == "delete" || rec.verb == "deletecollection") && rec.resource == "pods" &&
+                              rec.subresource.empty();
+            if (!pod_delete) continue;
+            if (!obs.harnessUserAgent.empty() && rec.userAgent.starts_with(obs.harnessUserAgent)) continue;
+            std::string ref = rec.ns + "/" + (rec.name.empty() ? "*" : rec.name);
+            audit_agent[ref] = rec.userAgent;
+            offending.insert(ref);
+            add_evidence(r, "audit #" + std::to_string(rec.seq) + " " + rec.ts + ": " + rec.method + " " + rec.path +
+                                " by '" + rec.userAgent + "' -> " + std::to_string(rec.status));
+        }
+    }
+    for (const auto& [uid, pod] : obs.pods.pods) {
+        if (pod.live() || obs.pods.deletedByHarness.contains(uid)) continue;
+        std::string ref = pod_ref(pod);
+        offending.insert(ref);
+        auto agent = audit_agent.find(ref);
+        add_evidence(r, "pod " + ref + " deleted at " + format_time(*pod.deleted) + " (seen by the pod watch; " +
+                            (agent != audit_agent.end() ? "deleted by '" + agent->second + "'"
+                                                        : std::string("deleter did not pass through the proxy")) +
+                            ")");
+    }
+    r.count = static_cast<std::int64_t>(offending.size());
+    r.status = r.count == 0 ? CheckStatus::passed : CheckStatus::violated;
+    r.summary = std::to_string(r.count) + " pods deleted by someone other than the harness (" +
+                (obs.audit ? std::to_string(obs.audit->size()) + " proxy audit records and " : std::string("no proxy audit; ")) +
+                "the pod watch of " + std::to_string(obs.pods.pods.size()) + " pods)";
+    return r;
+}
+
+CheckResult check_bound_to_live_node(const Observations& obs) {
+    const std::string name = "bound-to-live-node";
+    if (!pods_observed(obs)) return no_data(name, "the pod watch saw no workload pods");
+    if (!obs.liveNodes || obs.liveNodes->empty()) return no_data(name, "no nodes were listed from the apiserver");
+    std::set<std::string> nodes(obs.liveNodes->begin(), obs.liveNodes->end());
+    CheckResult r;
+    r.name = name;
+    std::int64_t bound = 0;
+    for (const auto& [uid, pod] : obs.pods.pods) {
+        if (!pod.live() || !pod.isBound()) continue;
+        ++bound;
+        if (!nodes.contains(pod.nodeName)) {
+            ++r.count;
+            add_evidence(r, "pod " + pod_ref(pod) + " is bound to node " + pod.nodeName + " which does not exist");
+        }
+    }
+    if (bound == 0) return no_data(name, "no live pod is bound to any node");
+    r.status = r.count == 0 ? CheckStatus::passed : CheckStatus::violated;
+    r.summary = std::to_string(bound - r.count) + "/" + std::to_string(bound) + " bound pods are on one of " +
+                std::to_string(nodes.size()) + " live nodes";
+    return r;
+}
+
+std::vector<CheckResult> run_checks(const std::vector<std::string>& names, const std::vector<std::string>& expect,
+                                    const Observations& obs) {
+    for (const auto& e : expect) {
+        if (std::find(names.begin(), names.end(), e) == names.end())
+            throw std::invalid_argument("expect lists '" + e + "' which is not among the invariants to check");
+    }
+    std::vector<CheckResult> results;
+    for (const auto& name : names) {
+        CheckResult r;
+        if (needs_yunikorn(name) && obs.scheduler != kYunikorn) {
+            r.name = name;
+            r.status = CheckStatus::skipped;
+            r.summary = "skipped: needs YuniKorn's REST API, scheduler is " + obs.scheduler;
+        } else if (name == "pods-bound") {
+            r = check_pods_bound(obs);
+        } else if (name == "queue-accounting") {
+            r = check_queue_accounting(obs);
+        } else if (name == "no-orphan-allocations") {
+            r = check_no_orphan_allocations(obs);
+        } else if (name == "no-unexpected-deletes") {
+            r = check_no_unexpected_deletes(obs);
+        } else if (name == "bound-to-live-node") {
+            r = check_bound_to_live_node(obs);
+        } else {
+            throw std::invalid_argument("unknown check '" + name + "'");
+        }
+        r.expectedViolated = std::find(expect.begin(), expect.end(), name) != expect.end();
+        results.push_back(std::move(r));
+    }
+    return results;
+}
+
+Verdict decide_verdict(const std::vector<CheckResult>& results) {
+    bool any_expected = false;
+    bool exactly_expected = true;
+    bool any_failed = false;
+    for (const auto& r : results) {
+        any_expected = any_expected || r.expectedViolated;
+        any_failed = any_failed || r.failed();
+        if (r.status == CheckStatus::no_data) exactly_expected = false;  // missing data never reproduces
+        if (r.expectedViolated != (r.status == CheckStatus::violated)) exactly_expected = false;
+    }
+    if (!any_expected) return any_failed ? Verdict::fail : Verdict::pass;
+    return exactly_expected ? Verdict::reproduced : Verdict::fail;
+}
+
+RunStats compute_stats(const Observations& obs) {
+    RunStats s;
+    for (const auto& [uid, pod] : obs.pods.pods) {
+        ++s.pods;
+        if (!pod.live()) {
+            ++s.deletedPods;
+            continue;
+        }
+        if (pod.isBound()) ++s.boundPods; else ++s.strandedPods;
+        if (pod.phase == "Running") ++s.runningPods;
+    }
+    if (obs.yunikorn && obs.scheduler == kYunikorn) {
+        Accounting acc = analyse_accounting(obs);
+        s.queueAllocatedPods = acc.allocatedTotal;
+        s.phantomAllocations = acc.phantomCount;
+    }
+    return s;
+}
+
+}  // namespace faultline::harness

@@ -1,0 +1,234 @@
+#include "faultline/harness/checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "fixtures.hpp"
+
+namespace faultline::harness {
+namespace {
+
+using testing::make_pod;
+using testing::observations_3355;
+using testing::observations_healthy;
+using testing::put;
+
+bool mentions(const CheckResult& r, const std::string& text) {
+    return std::any_of(r.evidence.begin(), r.evidence.end(),
+                       [&](const std::string& line) { return line.find(text) != std::string::npos; });
+}
+
+TEST(PodsBound, StrandedPodIsAViolationNamingThePod) {
+    auto r = check_pods_bound(observations_3355());
+    EXPECT_EQ(r.status, CheckStatus::violated);
+    EXPECT_EQ(r.count, 1);
+    EXPECT_TRUE(mentions(r, "faultline/burst-00002")) << r.evidence.front();
+}
+
+TEST(PodsBound, BoundButNotRunningIsAViolation) {
+    auto obs = observations_healthy();
+    put(obs, make_pod(3, "kwok-node-0", "Pending"));
+    auto r = check_pods_bound(obs);
+    EXPECT_EQ(r.status, CheckStatus::violated);
+    EXPECT_EQ(r.count, 1);
+    EXPECT_TRUE(mentions(r, "burst-00003 bound to kwok-node-0"));
+}
+
+TEST(PodsBound, HealthyRunPasses) {
+    auto r = check_pods_bound(observations_healthy());
+    EXPECT_EQ(r.status, CheckStatus::passed) << r.summary;
+    EXPECT_EQ(r.count, 0);
+}
+
+TEST(QueueAccounting, PhantomAllocationIsListedWithItsKey) {
+    auto r = check_queue_accounting(observations_3355());
+    EXPECT_EQ(r.status, CheckStatus::violated);
+    EXPECT_EQ(r.count, 1);
+    EXPECT_TRUE(mentions(r, "queue root.default: allocatedResource.pods=4, bound live pods=3"));
+    EXPECT_TRUE(mentions(r, "phantom allocation 5b1c0c1e-0002-4d6a-9a51-000000000002 (pod faultline/burst-00002"));
+}
+
+TEST(QueueAccounting, DeletedPodStillAllocatedIsAPhantom) {
+    auto obs = observations_healthy();
+    obs.pods.pods.begin()->second.deleted = WallTime{} + std::chrono::seconds(9);
+    auto r = check_queue_accounting(obs);
+    EXPECT_EQ(r.status, CheckStatus::violated);
+    EXPECT_TRUE(mentions(r, "pod was deleted"));
+}
+
+TEST(QueueAccounting, BoundPodWithoutAllocationIsAMismatch) {
+    auto obs = observations_healthy();
+    put(obs, make_pod(5, "kwok-node-1", "Running"));
+    auto r = check_queue_accounting(obs);
+    EXPECT_EQ(r.status, CheckStatus::violated);
+    EXPECT_TRUE(mentions(r, "burst-00005 bound to kwok-node-1 but YuniKorn lists no allocation"));
+}
+
+TEST(QueueAccounting, HealthyRunPasses) {
+    auto r = check_queue_accounting(observations_healthy());
+    EXPECT_EQ(r.status, CheckStatus::passed) << r.summary;
+}
+
+TEST(NoOrphanAllocations, AllocationOfUnknownApplicationIsAnOrphan) {
+    auto obs = observations_healthy();
+    obs.yunikorn->nodes[0].allocations[0].applicationId = "gone-app";
+    auto r = check_no_orphan_allocations(obs);
+    EXPECT_EQ(r.status, CheckStatus::violated);
+    EXPECT_EQ(r.count, 1);
+    EXPECT_TRUE(mentions(r, "unknown application 'gone-app'"));
+}
+
+TEST(NoOrphanAllocations, AllocationOnUnknownNodeIsAnOrphan) {
+    auto obs = observations_healthy();
+    obs.yunikorn->applications[0].allocations[3].nodeId = "kwok-node-9";
+    auto r = check_no_orphan_allocations(obs);
+    EXPECT_EQ(r.status, CheckStatus::violated);
+    EXPECT_TRUE(mentions(r, "kwok-node-9"));
+}
+
+TEST(NoOrphanAllocations, HealthyRunPasses) {
+    EXPECT_EQ(check_no_orphan_allocations(observations_healthy()).status, CheckStatus::passed);
+}
+
+TEST(NoUnexpectedDeletes, PodDeletedBehindTheHarnessIsAViolation) {
+    auto obs = observations_healthy();
+    auto& pod = obs.pods.pods.begin()->second;
+    pod.deleted = WallTime{} + std::chrono::seconds(30);
+    auto r = check_no_unexpected_deletes(obs);
+    EXPECT_EQ(r.status, CheckStatus::violated);
+    EXPECT_EQ(r.count, 1);
+    EXPECT_TRUE(mentions(r, "pod faultline/" + pod.name + " deleted at"));
+}
+
+TEST(NoUnexpectedDeletes, HarnessOwnDeletesAreExpected) {
+    auto obs = observations_healthy();
+    auto& [uid, pod] = *obs.pods.pods.begin();
+    pod.deleted = WallTime{} + std::chrono::seconds(30);
+    obs.pods.deletedByHarness.insert(uid);
+    EXPECT_EQ(check_no_unexpected_deletes(obs).status, CheckStatus::passed);
+}
+
+TEST(NoUnexpectedDeletes, AuditDeleteFromAnotherAgentIsAViolation) {
+    auto obs = observations_healthy();
+    AuditRecord rec;
+    rec.seq = 77;
+    rec.method = "DELETE";
+    rec.verb = "delete";
+    rec.resource = "pods";
+    rec.ns = "faultline";
+    rec.name = "burst-00004";
+    rec.path = "/api/v1/namespaces/faultline/pods/burst-00004";
+    rec.userAgent = "yunikorn-scheduler/v1.9.0";
+    rec.status = 200;
+    obs.audit->push_back(rec);
+    rec.seq = 78;
+    rec.name = "burst-00003";
+    rec.userAgent = "faultline-harness/0.1";  // the harness's own: fine
+    obs.audit->push_back(rec);
+    auto r = check_no_unexpected_deletes(obs);
+    EXPECT_EQ(r.status, CheckStatus::violated);
+    EXPECT_EQ(r.count, 1);
+    EXPECT_TRUE(mentions(r, "audit #77"));
+    EXPECT_FALSE(mentions(r, "audit #78"));
+}
+
+TEST(NoUnexpectedDeletes, HealthyRunPasses) {
+    EXPECT_EQ(check_no_unexpected_deletes(observations_healthy()).status, CheckStatus::passed);
+}
+
+TEST(BoundToLiveNode, PodOnVanishedNodeIsAViolation) {
+    auto obs = observations_healthy();
+    obs.liveNodes = std::vector<std::string>{"kwok-node-0"};
+    auto r = check_bound_to_live_node(obs);
+    EXPECT_EQ(r.status, CheckStatus::violated);
+    EXPECT_EQ(r.count, 2);
+    EXPECT_TRUE(mentions(r, "kwok-node-1 which does not exist"));
+}
+
+TEST(BoundToLiveNode, HealthyRunPasses) {
+    EXPECT_EQ(check_bound_to_live_node(observations_healthy()).status, CheckStatus::passed);
+}
+
+TEST(NoData, EveryCheckFailsWithoutData) {
+    Observations empty;
+    empty.scheduler = "yunikorn";
+    for (const auto& r : run_checks(known_checks(), {}, empty)) {
+        EXPECT_EQ(r.status, CheckStatus::no_data) << r.name;
+        EXPECT_TRUE(r.failed()) << r.name;
+    }
+    EXPECT_EQ(decide_verdict(run_checks(known_checks(), {}, empty)), Verdict::fail);
+}
+
+TEST(NoData, WatchThatSawNoPodsIsNoData) {
+    auto obs = observations_healthy();
+    obs.pods.pods.clear();
+    EXPECT_EQ(check_pods_bound(obs).status, CheckStatus::no_data);
+    EXPECT_EQ(check_queue_accounting(obs).status, CheckStatus::no_data);
+}
+
+TEST(RunChecks, YunikornChecksAreSkippedOnKubeScheduler) {
+    auto obs = observations_healthy();
+    obs.scheduler = "kube-scheduler";
+    obs.yunikorn.reset();
+    auto results = run_checks(known_checks(), {}, obs);
+    for (const auto& r : results) {
+        if (needs_yunikorn(r.name)) {
+            EXPECT_EQ(r.status, CheckStatus::skipped) << r.name;
+            EXPECT_NE(r.summary.find("kube-scheduler"), std::string::npos);
+        } else {
+            EXPECT_EQ(r.status, CheckStatus::passed) << r.name << ": " << r.summary;
+        }
+    }
+    EXPECT_EQ(decide_verdict(results), Verdict::pass);
+}
+
+TEST(RunChecks, UnknownNamesAreRejected) {
+    EXPECT_THROW(run_checks({"pods-bound", "pods-happy"}, {}, observations_healthy()), std::invalid_argument);
+    EXPECT_THROW(run_checks({"pods-bound"}, {"queue-accounting"}, observations_healthy()), std::invalid_argument);
+}
+
+TEST(Verdict, HealthyRunWithoutExpectationPasses) {
+    EXPECT_EQ(decide_verdict(run_checks(known_checks(), {}, observations_healthy())), Verdict::pass);
+}
+
+TEST(Verdict, ViolationWithoutExpectationFails) {
+    EXPECT_EQ(decide_verdict(run_checks(known_checks(), {}, observations_3355())), Verdict::fail);
+}
+
+TEST(Verdict, ExactlyTheExpectedViolationsReproduce) {
+    auto results = run_checks(known_checks(), {"pods-bound", "queue-accounting"}, observations_3355());
+    EXPECT_EQ(decide_verdict(results), Verdict::reproduced);
+}
+
+TEST(Verdict, ExpectedButNotViolatedFails) {
+    auto results = run_checks(known_checks(), {"pods-bound", "queue-accounting"}, observations_healthy());
+    EXPECT_EQ(decide_verdict(results), Verdict::fail);
+}
+
+TEST(Verdict, ExtraViolationBeyondExpectationFails) {
+    auto obs = observations_3355();
+    obs.liveNodes = std::vector<std::string>{"kwok-node-0"};
+    auto results = run_checks(known_checks(), {"pods-bound", "queue-accounting"}, obs);
+    EXPECT_EQ(decide_verdict(results), Verdict::fail);
+}
+
+TEST(Verdict, ExpectedCheckWithoutDataNeverReproduces) {
+    auto obs = observations_3355();
+    obs.yunikorn.reset();
+    auto results = run_checks({"pods-bound", "queue-accounting"}, {"pods-bound", "queue-accounting"}, obs);
+    EXPECT_EQ(decide_verdict(results), Verdict::fail);
+}
+
+TEST(Stats, CountStrandedPodsAndPhantomAllocations) {
+    auto s = compute_stats(observations_3355());
+    EXPECT_EQ(s.pods, 4);
+    EXPECT_EQ(s.boundPods, 3);
+    EXPECT_EQ(s.strandedPods, 1);
+    EXPECT_EQ(s.runningPods, 3);
+    EXPECT_EQ(s.queueAllocatedPods, 4);
+    EXPECT_EQ(s.phantomAllocations, 1);
+}
+
+}  // namespace
+}  // namespace faultline::harness
