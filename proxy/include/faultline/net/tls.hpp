@@ -1,0 +1,40 @@
+#pragma once
+// TLS contexts for both sides of the proxy (and for any client of kube-apiserver, e.g. the harness).
+
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+
+#include <string>
+
+#include "faultline/net/certs.hpp"
+
+namespace faultline::net {
+
+// Serving side: TLS 1.2+, the given certificate (optionally followed by chain certificates in the
+// same PEM) and key; ALPN answers http/1.1 and nothing else, so HTTP/2-capable clients (client-go)
+// fall back to HTTP/1.1.
+boost::asio::ssl::context make_server_context(const CertifiedKey& serving);
+
+// Client side (towards kube-apiserver). Peer verification is on unless `insecure_skip_verify` is
+// set explicitly; `ca_pem` empty means the system trust store.
+struct ClientTlsOptions {
+  std::string ca_pem;
+  bool insecure_skip_verify = false;
+  std::string client_cert_pem;  // optional client identity (both or neither)
+  std::string client_key_pem;
+};
+boost::asio::ssl::context make_client_context(const ClientTlsOptions& options);
+
+// Per-connection setup of a client stream before the handshake: SNI (DNS names only, as RFC 6066
+// asks) and host name / IP verification against `host`. Throws on OpenSSL failure.
+void prepare_client_ssl(SSL* ssl, const std::string& host, bool verify);
+
+template <class Stream>
+void prepare_client_stream(boost::asio::ssl::stream<Stream>& stream, const std::string& host, bool verify) {
+  prepare_client_ssl(stream.native_handle(), host, verify);
+}
+
+// The last OpenSSL error as text (for messages).
+std::string openssl_error();
+
+}  // namespace faultline::net
