@@ -1,0 +1,37 @@
+#pragma once
+// Every fault action, as one variant. Each alternative is a small value type in actions/; the
+// proxy carries them out. Scenario files name them by `type` (the registry below).
+
+#include <span>
+#include <string_view>
+#include <variant>
+
+#include "faultline/faults/actions/close.hpp"
+#include "faultline/faults/actions/delay.hpp"
+#include "faultline/faults/actions/drop_response.hpp"
+#include "faultline/faults/actions/hang.hpp"
+#include "faultline/faults/actions/outage.hpp"
+#include "faultline/faults/actions/reset.hpp"
+#include "faultline/faults/actions/respond.hpp"
+#include "faultline/faults/actions/watch_drop.hpp"
+#include "faultline/faults/actions/watch_gone.hpp"
+#include "faultline/faults/actions/watch_inject.hpp"
+#include "faultline/faults/actions/watch_reset.hpp"
+
+namespace faultline::faults {
+
+using Action = std::variant<actions::Respond, actions::Reset, actions::Close, actions::Delay,
+                            actions::Hang, actions::DropResponse, actions::Outage,
+                            actions::WatchReset, actions::WatchGone, actions::WatchInject,
+                            actions::WatchDrop>;
+
+// The `type` name of the action ("respond", "watch-reset", ...).
+std::string_view action_type(const Action& action);
+
+// True for actions that act on a watch stream (watch-*): they only apply to watch requests.
+bool is_watch_action(const Action& action);
+
+// Every type name the registry knows, in declaration order.
+std::span<const std::string_view> known_action_types();
+
+}  // namespace faultline::faults

@@ -1,0 +1,85 @@
+#pragma once
+// The decision engine: for each request, which rule (if any) fires and what the proxy must do.
+// Thread-safe. Deterministic: decisions depend only on the scenario (and its seed), the order of
+// requests and the `now` values passed in. Rules are tried in file order; the first that fires
+// wins and later rules do not see that request.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "faultline/faults/action.hpp"
+#include "faultline/faults/clock.hpp"
+#include "faultline/faults/request.hpp"
+#include "faultline/faults/scenario.hpp"
+#include "faultline/faults/status.hpp"
+
+namespace faultline::faults {
+
+struct Plan {
+  std::optional<Action> action;  // nullopt: forward untouched
+  std::string rule;              // the rule that fired ("" for none, "admin" for POST /v1/outage)
+  int rule_index = -1;
+  std::optional<HttpResponse> response;  // respond: the rendered answer to write
+  Duration delay{0};                     // delay: how long to hold the request (jitter resolved)
+
+  bool fires() const { return action.has_value(); }
+};
+
+struct RuleCounters {
+  std::string name;
+  std::uint64_t matched = 0;  // requests that matched while the rule was active
+  std::uint64_t fired = 0;    // of those, how many got the action
+  bool window_opened = false; // armed (rules without a trigger) or afterMatches reached
+};
+
+// Whole-proxy outage in progress (from an outage action or the admin API).
+struct OutageState {
+  actions::Outage::Mode mode = actions::Outage::Mode::reset;
+  Clock::time_point until;
+  std::string rule;
+};
+
+class Engine {
+ public:
+  explicit Engine(std::shared_ptr<const Scenario> scenario = nullptr);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Swap in a new scenario snapshot: counters and schedule state start over, engine disarmed.
+  void load(std::shared_ptr<const Scenario> scenario);
+  std::shared_ptr<const Scenario> scenario() const;
+
+  // Time zero of the schedule: `at`, `for` and trigger counting start here. Re-arming restarts.
+  void arm(Clock::time_point now);
+  void disarm();  // no faults until armed again; ends any outage
+  bool armed() const;
+
+  Plan decide(const Request& request, Clock::time_point now);
+
+  // Outage in force at `now` (the proxy asks at accept time, to refuse or reset connections).
+  std::optional<OutageState> outage(Clock::time_point now) const;
+  // POST /v1/outage: take everything down for `duration` from `now`, armed or not.
+  void start_outage(actions::Outage::Mode mode, Duration duration, Clock::time_point now);
+
+  std::vector<RuleCounters> counters() const;
+
+ private:
+  struct State;
+  Plan make_plan(int index, const Request& request, Clock::time_point now);  // mutex_ held
+  mutable std::mutex mutex_;
+  std::shared_ptr<const Scenario> scenario_;
+  std::unique_ptr<State> state_;
+};
+
+// The RNG seed of the rule named `name` under scenario seed `seed`: FNV-1a of the (unique) name
+// mixed with the seed by splitmix64. Stable across runs and platforms, and unchanged when other
+// rules are added or reordered.
+std::uint64_t rule_seed(std::uint64_t seed, std::string_view name);
+
+}  // namespace faultline::faults

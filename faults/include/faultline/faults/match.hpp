@@ -1,0 +1,40 @@
+#pragma once
+// Which requests a rule looks at. A pure function of the request. Empty lists match everything;
+// within one key any entry may match, and every given key must match.
+
+#include <string>
+#include <vector>
+
+#include "faultline/faults/request.hpp"
+
+namespace faultline::faults {
+
+struct HeaderMatch {
+  std::string name;   // case-insensitive
+  std::string value;  // glob
+};
+
+struct Match {
+  // get list watch create update patch delete deletecollection proxy, plus `connect` (see
+  // RequestInfo::is_connect) and `*`.
+  std::vector<std::string> verbs;
+  // "pods" (no subresource), "pods/binding", "pods/*", "*/status", "deployments.apps", "*".
+  // Without ".group" the resource matches in any API group.
+  std::vector<std::string> resources;
+  std::vector<std::string> namespaces;  // globs
+  std::vector<std::string> names;       // globs
+  std::vector<std::string> user_agents; // globs
+  std::vector<std::string> paths;       // globs over the URL path (useful for non-resource URLs)
+  std::vector<HeaderMatch> headers;     // every header listed must be present and match
+
+  bool matches(const Request& request) const;
+  bool empty() const;
+};
+
+// Shell-style glob: `*` any run of characters, `?` one character; everything else literal.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+// One `resources` entry against a classified request.
+bool resource_matches(std::string_view pattern, const RequestInfo& info);
+
+}  // namespace faultline::faults

@@ -1,0 +1,101 @@
+#pragma once
+// A scenario file (apiVersion faultline/v1, kind Scenario), parsed and validated. The proxy uses
+// `faults` and `seed`; the harness uses `workload` and `checks`. Immutable once loaded: a running
+// proxy swaps whole snapshots (std::shared_ptr<const Scenario>).
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "faultline/faults/duration.hpp"
+#include "faultline/faults/rule.hpp"
+
+namespace faultline::faults {
+
+struct Metadata {
+  std::string name;
+  std::string description;
+};
+
+struct NodePool {
+  std::uint64_t count = 0;
+  std::map<std::string, std::string> capacity;  // Kubernetes quantities as written: cpu, memory, pods
+};
+
+struct PodTemplate {
+  std::string scheduler_name;  // "" -> the harness uses the scheduler under test
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  std::map<std::string, std::string> requests;
+  std::map<std::string, std::string> limits;
+  std::map<std::string, std::string> node_selector;
+  std::string priority_class_name;
+};
+
+struct PhaseStart {
+  enum class Kind {
+    after_previous,  // default: when the previous phase has created all its pods
+    offset,          // `start: 30s`: this long after the workload started
+    settled,         // `start: settled`: when the pods of earlier phases have settled
+  };
+  Kind kind = Kind::after_previous;
+  Duration offset{0};
+};
+
+struct Phase {
+  std::string name;
+  std::uint64_t pods = 0;
+  std::optional<double> rate;     // pod creations per second; nullopt: as fast as concurrency allows
+  std::uint64_t concurrency = 8;  // creations in flight at once
+  PhaseStart start;
+  PodTemplate pod_template;
+};
+
+struct Workload {
+  std::string namespace_ = "faultline";
+  NodePool nodes;
+  std::vector<Phase> phases;
+};
+
+// Invariant names the harness knows how to check.
+std::span<const std::string_view> known_invariants();
+
+struct Checks {
+  Duration settle{std::chrono::seconds(120)};
+  // default when absent: pods-bound, bound-to-live-node, no-unexpected-deletes
+  std::vector<std::string> invariants;
+  // invariants a reproduction expects to be VIOLATED (subset of invariants)
+  std::vector<std::string> expect;
+};
+
+struct Scenario {
+  std::string source;  // file name (or the source name given to load_scenario_text)
+  Metadata metadata;
+  std::uint64_t seed = 0;
+  std::optional<Workload> workload;
+  std::vector<Rule> faults;
+  Checks checks;
+};
+
+// All problems found in one file, each "file:line:column: key.path: what is wrong".
+class ScenarioError : public std::runtime_error {
+ public:
+  explicit ScenarioError(std::vector<std::string> errors);
+  const std::vector<std::string>& errors() const { return errors_; }
+
+ private:
+  std::vector<std::string> errors_;
+};
+
+// Throw ScenarioError (never a yaml-cpp exception) for anything invalid.
+std::shared_ptr<const Scenario> load_scenario_file(const std::filesystem::path& path);
+std::shared_ptr<const Scenario> load_scenario_text(std::string_view text, std::string_view source_name);
+
+}  // namespace faultline::faults

@@ -1,0 +1,29 @@
+#include "faultline/faults/actions/outage.hpp"
+
+namespace faultline::faults::actions {
+
+std::string_view to_string(Outage::Mode mode) {
+  switch (mode) {
+    case Outage::Mode::reset: return "reset";
+    case Outage::Mode::refuse: return "refuse";
+    case Outage::Mode::blackhole: return "blackhole";
+  }
+  return "reset";
+}
+
+}  // namespace faultline::faults::actions
+
+#include "actions/parse.hpp"
+
+namespace faultline::faults::detail {
+
+actions::Outage parse_outage(MapReader& reader) {
+  using Mode = actions::Outage::Mode;
+  actions::Outage outage;
+  if (auto mode = reader.choice("mode", {"reset", "refuse", "blackhole"}, true))
+    outage.mode = *mode == "refuse" ? Mode::refuse : *mode == "blackhole" ? Mode::blackhole : Mode::reset;
+  outage.duration = positive_duration(reader, "duration");
+  return outage;
+}
+
+}  // namespace faultline::faults::detail

@@ -1,0 +1,196 @@
+#include "faultline/faults/engine.hpp"
+
+#include <random>
+
+namespace faultline::faults {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t fnv1a(std::string_view text) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ull;
+  return hash;
+}
+
+// A double in [0, 1) from the top 53 bits: the same on every platform, unlike
+// std::uniform_real_distribution.
+double unit_interval(std::uint64_t random) { return static_cast<double>(random >> 11) * 0x1.0p-53; }
+
+struct RuleState {
+  std::uint64_t matched = 0;
+  std::uint64_t fired = 0;
+  std::uint64_t trigger_seen = 0;  // requests matching `of` so far
+  std::optional<Clock::time_point> window_start;
+  std::mt19937_64 rng;
+};
+
+}  // namespace
+
+struct Engine::State {
+  bool armed = false;
+  Clock::time_point armed_at;
+  std::vector<RuleState> rules;
+  std::optional<OutageState> outage;
+  int outage_rule_index = -1;
+
+  void reset_rules(const Scenario* scenario) {
+    rules.clear();
+    if (!scenario) return;
+    for (const Rule& rule : scenario->faults) {
+      RuleState state;
+      state.rng.seed(rule_seed(scenario->seed, rule.name));
+      rules.push_back(std::move(state));
+    }
+  }
+};
+
+namespace {
+
+// Opens the window of a triggered rule when the afterMatches-th `of` request goes by. Returns true
+// when this request was the one that completed the count (it is not itself faulted).
+bool count_trigger(const Rule& rule, RuleState& state, const Request& request, Clock::time_point now,
+                   Clock::time_point schedule_start) {
+  if (!rule.when.trigger || state.window_start || now < schedule_start) return false;
+  if (!rule.when.trigger->of.matches(request)) return false;
+  if (++state.trigger_seen < rule.when.trigger->after_matches) return false;
+  state.window_start = now;
+  return true;
+}
+
+std::optional<Clock::time_point> window_end(const Rule& rule, const RuleState& state) {
+  if (!rule.when.for_ || !state.window_start) return std::nullopt;
+  return *state.window_start + *rule.when.for_;
+}
+
+bool in_window(const Rule& rule, const RuleState& state, Clock::time_point now) {
+  if (!state.window_start || now < *state.window_start) return false;
+  auto end = window_end(rule, state);
+  return !end || now < *end;
+}
+
+// every / limit / probability, in that order; the RNG is drawn only when probability is set, so
+// a rule's random sequence depends only on its own matches.
+bool should_fire(const When& when, RuleState& state) {
+  if (when.every && state.matched % *when.every != 0) return false;
+  if (when.limit && state.fired >= *when.limit) return false;
+  if (when.probability && unit_interval(state.rng()) >= *when.probability) return false;
+  return true;
+}
+
+}  // namespace
+
+Engine::Engine(std::shared_ptr<const Scenario> scenario) : state_(std::make_unique<State>()) {
+  load(std::move(scenario));
+}
+
+Engine::~Engine() = default;
+
+void Engine::load(std::shared_ptr<const Scenario> scenario) {
+  std::lock_guard lock(mutex_);
+  scenario_ = std::move(scenario);
+  *state_ = State{};
+  state_->reset_rules(scenario_.get());
+}
+
+std::shared_ptr<const Scenario> Engine::scenario() const {
+  std::lock_guard lock(mutex_);
+  return scenario_;
+}
+
+void Engine::arm(Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  state_->armed = true;
+  state_->armed_at = now;
+  state_->outage.reset();
+  state_->reset_rules(scenario_.get());
+  if (!scenario_) return;
+  for (std::size_t i = 0; i < scenario_->faults.size(); ++i)
+    if (!scenario_->faults[i].when.trigger) state_->rules[i].window_start = now + scenario_->faults[i].when.at;
+}
+
+void Engine::disarm() {
+  std::lock_guard lock(mutex_);
+  state_->armed = false;
+  state_->outage.reset();
+}
+
+bool Engine::armed() const {
+  std::lock_guard lock(mutex_);
+  return state_->armed;
+}
+
+std::optional<OutageState> Engine::outage(Clock::time_point now) const {
+  std::lock_guard lock(mutex_);
+  if (state_->outage && now < state_->outage->until) return state_->outage;
+  return std::nullopt;
+}
+
+void Engine::start_outage(actions::Outage::Mode mode, Duration duration, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  state_->outage = OutageState{mode, now + duration, "admin"};
+  state_->outage_rule_index = -1;
+}
+
+Plan Engine::decide(const Request& request, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  if (state_->outage && now < state_->outage->until) {
+    Plan plan;
+    plan.action = actions::Outage{state_->outage->mode, std::chrono::duration_cast<Duration>(state_->outage->until - now)};
+    plan.rule = state_->outage->rule;
+    plan.rule_index = state_->outage_rule_index;
+    return plan;
+  }
+  if (!state_->armed || !scenario_) return {};
+  for (std::size_t i = 0; i < scenario_->faults.size(); ++i) {
+    const Rule& rule = scenario_->faults[i];
+    RuleState& state = state_->rules[i];
+    if (count_trigger(rule, state, request, now, state_->armed_at + rule.when.at)) continue;
+    if (!in_window(rule, state, now)) continue;
+    if (is_watch_action(rule.action) && !request.info.is_watch()) continue;
+    if (!rule.match.matches(request)) continue;
+    ++state.matched;
+    if (!should_fire(rule.when, state)) continue;
+    ++state.fired;
+    return make_plan(static_cast<int>(i), request, now);
+  }
+  return {};
+}
+
+Plan Engine::make_plan(int index, const Request& request, Clock::time_point now) {
+  const Rule& rule = scenario_->faults[static_cast<std::size_t>(index)];
+  RuleState& state = state_->rules[static_cast<std::size_t>(index)];
+  Plan plan;
+  plan.action = rule.action;
+  plan.rule = rule.name;
+  plan.rule_index = index;
+  if (const auto* respond = std::get_if<actions::Respond>(&rule.action)) plan.response = respond->render(request.info);
+  if (const auto* delay = std::get_if<actions::Delay>(&rule.action)) plan.delay = delay->resolve(state.rng());
+  if (const auto* outage = std::get_if<actions::Outage>(&rule.action)) {
+    auto until = outage->duration ? now + *outage->duration : window_end(rule, state).value_or(now);
+    state_->outage = OutageState{outage->mode, until, rule.name};
+    state_->outage_rule_index = index;
+    plan.action = actions::Outage{outage->mode, std::chrono::duration_cast<Duration>(until - now)};
+  }
+  return plan;
+}
+
+std::vector<RuleCounters> Engine::counters() const {
+  std::lock_guard lock(mutex_);
+  std::vector<RuleCounters> out;
+  if (!scenario_) return out;
+  for (std::size_t i = 0; i < scenario_->faults.size(); ++i) {
+    const RuleState& state = state_->rules[i];
+    out.push_back({scenario_->faults[i].name, state.matched, state.fired, state.window_start.has_value()});
+  }
+  return out;
+}
+
+std::uint64_t rule_seed(std::uint64_t seed, std::string_view name) { return splitmix64(seed ^ fnv1a(name)); }
+
+}  // namespace faultline::faults

@@ -1,0 +1,214 @@
+// Mirrors kube-apiserver's RequestInfoFactory.NewRequestInfo (APIPrefixes {api, apis}, groupless
+// prefix api), including the list/watch and fieldSelector=metadata.name rules of newer releases.
+#include "faultline/faults/request_info.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <optional>
+#include <vector>
+
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+
+namespace faultline::faults {
+namespace {
+
+struct Target {
+  std::string path;
+  std::vector<std::pair<std::string, std::string>> query;  // decoded, '+' as space, in order
+};
+
+// Percent-decoded path and query parameters, as Go's url.URL.Path and URL.Query() give them.
+Target parse_target(std::string_view target) {
+  Target out;
+  auto parsed = boost::urls::parse_uri_reference(target);
+  if (!parsed) {
+    // Not a valid URL: keep the raw path, which is what a lenient server would route on.
+    out.path = std::string(target.substr(0, target.find('?')));
+    return out;
+  }
+  out.path = parsed->path();
+  for (auto param : parsed->params()) out.query.emplace_back(param.key, param.value);
+  return out;
+}
+
+const std::string* first_query_value(const Target& target, std::string_view key) {
+  for (const auto& [k, v] : target.query)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+// Go's strings.Split(strings.Trim(path, "/"), "/"), empty for "" or "/".
+std::vector<std::string> split_path(std::string_view path) {
+  auto first = path.find_first_not_of('/');
+  if (first == std::string_view::npos) return {};
+  auto last = path.find_last_not_of('/');
+  path = path.substr(first, last - first + 1);
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (true) {
+    auto slash = path.find('/', begin);
+    parts.emplace_back(path.substr(begin, slash - begin));
+    if (slash == std::string_view::npos) break;
+    begin = slash + 1;
+  }
+  return parts;
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string verb_for_method(std::string_view method) {
+  if (method == "POST") return "create";
+  if (method == "GET" || method == "HEAD") return "get";
+  if (method == "PUT") return "update";
+  if (method == "PATCH") return "patch";
+  if (method == "DELETE") return "delete";
+  return "";
+}
+
+// Go's conversion of a ListOptions bool: any value except "0" / "false" (any case) is true.
+bool query_bool(const std::string& value) { return value != "0" && lower(value) != "false"; }
+
+// fields.ParseSelector + RequiresExactMatch("metadata.name"): terms split on unescaped ',',
+// operators "=", "==" (and "!=", which never gives an exact match); backslash escapes.
+// nullopt when the selector does not parse or pins no name.
+std::optional<std::string> exact_name_in_field_selector(std::string_view selector) {
+  std::optional<std::string> found;
+  std::string key, value, *current = &key;
+  bool negated = false, have_operator = false;
+  auto finish_term = [&]() -> bool {
+    if (key.empty() && !have_operator) return true;  // empty term (e.g. "" selector)
+    if (!have_operator) return false;                // "foo" with no operator: parse error
+    if (!negated && key == "metadata.name" && !found) found = value;
+    key.clear(), value.clear(), current = &key, negated = false, have_operator = false;
+    return true;
+  };
+  for (std::size_t i = 0; i < selector.size(); ++i) {
+    char c = selector[i];
+    if (c == '\\' && current == &value) {
+      if (i + 1 >= selector.size()) return std::nullopt;
+      char next = selector[++i];
+      if (next != '\\' && next != ',' && next != '=') return std::nullopt;
+      value += next;
+    } else if (c == ',') {
+      if (!finish_term()) return std::nullopt;
+    } else if (current == &key && (c == '=' || c == '!')) {
+      if (c == '!') {
+        if (i + 1 >= selector.size() || selector[i + 1] != '=') return std::nullopt;
+        negated = true, ++i;
+      } else if (i + 1 < selector.size() && selector[i + 1] == '=') {
+        ++i;
+      }
+      have_operator = true, current = &value;
+    } else if (current == &value && c == '=') {
+      return std::nullopt;  // unescaped '=' inside a value
+    } else {
+      *current += c;
+    }
+  }
+  if (!finish_term()) return std::nullopt;
+  return found;
+}
+
+// path.IsValidPathSegmentName
+bool valid_path_segment_name(const std::string& name) {
+  return name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('%') == std::string::npos;
+}
+
+// The list/watch refinement for a GET without a name.
+void refine_collection_get(RequestInfo& info, const Target& target) {
+  const std::string* watch = first_query_value(target, "watch");
+  info.verb = (watch && query_bool(*watch)) ? "watch" : "list";
+  const std::string* field_selector = first_query_value(target, "fieldSelector");
+  if (!field_selector) return;
+  auto name = exact_name_in_field_selector(*field_selector);
+  if (name && valid_path_segment_name(*name)) info.name = *name;
+}
+
+void record_selectors(RequestInfo& info, const Target& target) {
+  if (info.verb != "list" && info.verb != "watch" && info.verb != "deletecollection") return;
+  if (const auto* labels = first_query_value(target, "labelSelector")) info.label_selector = *labels;
+  if (const auto* fields = first_query_value(target, "fieldSelector")) info.field_selector = *fields;
+}
+
+// Fills resource/subresource/name from parts "resource/name/subresource/...".
+void assign_parts(RequestInfo& info, const std::vector<std::string>& parts) {
+  if (parts.size() >= 3 && info.verb != "proxy") info.subresource = parts[2];
+  if (parts.size() >= 2) info.name = parts[1];
+  if (!parts.empty()) info.resource = parts[0];
+}
+
+void classify_resource(RequestInfo& info, std::string_view method, std::vector<std::string> parts,
+                       const Target& target) {
+  info.is_resource_request = true;
+  info.api_version = parts.front();
+  parts.erase(parts.begin());
+
+  if (parts.front() == "proxy" || parts.front() == "watch") {
+    if (parts.size() < 2) {
+      info.malformed = true;
+      return;
+    }
+    info.verb = parts.front();
+    parts.erase(parts.begin());
+  } else {
+    info.verb = verb_for_method(method);
+  }
+
+  if (parts.front() == "namespaces") {
+    if (parts.size() > 1) {
+      info.namespace_ = parts[1];
+      if (parts.size() > 2 && parts[2] != "status" && parts[2] != "finalize")
+        parts.erase(parts.begin(), parts.begin() + 2);
+    }
+  }
+  assign_parts(info, parts);
+
+  if (info.name.empty() && info.verb == "get") refine_collection_get(info, target);
+  if (info.name.empty() && info.verb == "delete") info.verb = "deletecollection";
+  record_selectors(info, target);
+}
+
+}  // namespace
+
+RequestInfo classify(std::string_view method, std::string_view target) {
+  Target parsed = parse_target(target);
+  RequestInfo info;
+  info.path = parsed.path;
+  info.verb = lower(method);
+
+  std::vector<std::string> parts = split_path(parsed.path);
+  if (parts.size() < 3 || (parts[0] != "api" && parts[0] != "apis")) return info;
+  info.api_prefix = parts[0];
+  parts.erase(parts.begin());
+  if (info.api_prefix == "apis") {
+    if (parts.size() < 3) return info;
+    info.api_group = parts[0];
+    parts.erase(parts.begin());
+  }
+  classify_resource(info, method, std::move(parts), parsed);
+  return info;
+}
+
+bool RequestInfo::is_connect() const {
+  if (!is_resource_request) return false;
+  if (verb == "proxy") return true;
+  if (!api_group.empty()) return false;
+  if (resource == "pods")
+    return subresource == "exec" || subresource == "attach" || subresource == "portforward" ||
+           subresource == "proxy";
+  return (resource == "services" || resource == "nodes") && subresource == "proxy";
+}
+
+std::string RequestInfo::resource_path() const {
+  return subresource.empty() ? resource : resource + "/" + subresource;
+}
+
+}  // namespace faultline::faults

@@ -1,0 +1,104 @@
+#include <algorithm>
+#include <map>
+
+#include "actions/parse.hpp"
+#include "scenario_parse.hpp"
+
+namespace faultline::faults::detail {
+namespace {
+
+Match parse_match_at(MapReader& parent, std::string_view key) {
+  YAML::Node node = parent.take(key);
+  if (!node.IsDefined() || node.IsNull()) return {};
+  MapReader reader(node, parent.path_of(key), parent.errors());
+  return reader.valid() ? parse_match(reader) : Match{};
+}
+
+void parse_trigger(MapReader& reader, When& when, const Match& rule_match) {
+  auto after = reader.count("afterMatches", 1);
+  bool has_of = reader.has("of");
+  Match of = parse_match_at(reader, "of");
+  if (after) when.trigger = Trigger{*after, has_of ? of : rule_match};
+  else if (has_of && !reader.has("afterMatches")) reader.error_at("of", "only meaningful with afterMatches");
+}
+
+When parse_when(MapReader& parent, const Match& rule_match) {
+  When when;
+  YAML::Node node = parent.take("when");
+  if (!node.IsDefined() || node.IsNull()) return when;
+  MapReader reader(node, parent.path_of("when"), parent.errors());
+  if (!reader.valid()) return when;
+  if (auto at = reader.duration("at")) when.at = *at;
+  when.for_ = positive_duration(reader, "for");
+  parse_trigger(reader, when, rule_match);
+  if (auto p = reader.number("probability")) {
+    if (*p < 0 || *p > 1) reader.error_at("probability", "must be between 0 and 1, got " + reader.take("probability").Scalar());
+    else when.probability = *p;
+  }
+  when.limit = reader.count("limit", 1);
+  when.every = reader.count("every", 1);
+  reader.finish();
+  return when;
+}
+
+// Checks that need both the action and the rest of the rule.
+void check_action_fits_rule(MapReader& rule, const Rule& parsed, bool action_ok) {
+  if (!action_ok) return;
+  std::string type(action_type(parsed.action));
+  if (auto* outage = std::get_if<actions::Outage>(&parsed.action); outage && !outage->duration && !parsed.when.for_)
+    rule.error_at("action", "outage needs a duration (action.duration or when.for)");
+  const auto& verbs = parsed.match.verbs;
+  bool watch_allowed = verbs.empty() || std::find(verbs.begin(), verbs.end(), "watch") != verbs.end() ||
+                       std::find(verbs.begin(), verbs.end(), "*") != verbs.end();
+  if (is_watch_action(parsed.action) && !watch_allowed)
+    rule.errors().add(rule.take("match").Mark(), rule.path_of("match.verbs"),
+                      type + " acts on watch streams, but verbs does not include watch");
+}
+
+std::optional<Rule> parse_rule(const YAML::Node& node, const std::string& path, Errors& errors) {
+  MapReader reader(node, path, errors);
+  if (!reader.valid()) return std::nullopt;
+  Rule rule;
+  if (auto name = reader.string("name", true)) rule.name = *name;
+  rule.match = parse_match_at(reader, "match");
+  rule.when = parse_when(reader, rule.match);
+  std::optional<Action> action;
+  YAML::Node action_node = reader.take("action");
+  if (!action_node.IsDefined()) {
+    reader.missing("action");
+  } else {
+    MapReader action_reader(action_node, reader.path_of("action"), errors);
+    action = parse_action(action_reader);
+    action_reader.finish();
+  }
+  if (action) rule.action = *action;
+  check_action_fits_rule(reader, rule, action.has_value());
+  reader.finish();
+  return rule;
+}
+
+}  // namespace
+
+std::vector<Rule> parse_faults(const YAML::Node& node, const std::string& path, Errors& errors) {
+  if (!node.IsDefined() || node.IsNull()) return {};
+  if (!node.IsSequence()) {
+    errors.add(node.Mark(), path, "expected a list, got " + describe(node));
+    return {};
+  }
+  std::vector<Rule> rules;
+  std::map<std::string, int> first_line;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    std::string item_path = path + "[" + std::to_string(i) + "]";
+    auto rule = parse_rule(node[i], item_path, errors);
+    if (!rule) continue;
+    int line = node[i].Mark().line + 1;
+    if (!rule->name.empty() && !first_line.emplace(rule->name, line).second)
+      errors.add(node[i]["name"].Mark(), item_path + ".name",
+                 "duplicate rule name \"" + rule->name + "\" (first used on line " +
+                     std::to_string(first_line[rule->name]) + ")");
+    rules.push_back(std::move(*rule));
+  }
+  return rules;
+}
+
+}  // namespace faultline::faults::detail

@@ -1,0 +1,128 @@
+#include <algorithm>
+
+#include "scenario_parse.hpp"
+
+namespace faultline::faults::detail {
+namespace {
+
+template <typename T, typename Parse>
+std::optional<T> parse_section(MapReader& parent, std::string_view key, Parse parse, bool required = false) {
+  YAML::Node node = parent.take(key);
+  if (!node.IsDefined()) {
+    if (required && parent.valid()) parent.missing(key);
+    return std::nullopt;
+  }
+  MapReader reader(node, parent.path_of(key), parent.errors());
+  if (!reader.valid()) return std::nullopt;
+  T value = parse(reader);
+  reader.finish();
+  return value;
+}
+
+NodePool parse_nodes(MapReader& reader) {
+  NodePool pool;
+  if (auto count = reader.count("count", 1, true)) pool.count = *count;
+  if (auto capacity = reader.string_map("capacity")) pool.capacity = *capacity;
+  return pool;
+}
+
+PodTemplate parse_template(MapReader& reader) {
+  PodTemplate t;
+  if (auto v = reader.string("schedulerName")) t.scheduler_name = *v;
+  if (auto v = reader.string_map("labels")) t.labels = *v;
+  if (auto v = reader.string_map("annotations")) t.annotations = *v;
+  if (auto v = reader.string_map("requests")) t.requests = *v;
+  if (auto v = reader.string_map("limits")) t.limits = *v;
+  if (auto v = reader.string_map("nodeSelector")) t.node_selector = *v;
+  if (auto v = reader.string("priorityClassName")) t.priority_class_name = *v;
+  return t;
+}
+
+PhaseStart parse_start(MapReader& reader) {
+  auto text = reader.string("start");
+  if (!text) return {};
+  if (*text == "settled") return {PhaseStart::Kind::settled, Duration{0}};
+  if (auto offset = parse_duration(*text)) return {PhaseStart::Kind::offset, *offset};
+  reader.error_at("start", "expected a duration (e.g. 30s) or \"settled\", got \"" + *text + "\"");
+  return {};
+}
+
+Phase parse_phase(MapReader& reader) {
+  Phase phase;
+  if (auto name = reader.string("name", true)) phase.name = *name;
+  if (auto pods = reader.count("pods", 1, true)) phase.pods = *pods;
+  if (auto rate = reader.number("rate")) {
+    if (*rate <= 0) reader.error_at("rate", "must be greater than 0, got " + reader.take("rate").Scalar());
+    else phase.rate = *rate;
+  }
+  if (auto concurrency = reader.count("concurrency", 1)) phase.concurrency = *concurrency;
+  phase.start = parse_start(reader);
+  if (auto t = parse_section<PodTemplate>(reader, "template", parse_template)) phase.pod_template = *t;
+  return phase;
+}
+
+std::vector<Phase> parse_phases(MapReader& parent) {
+  YAML::Node node = parent.take("phases");
+  if (!node.IsDefined()) {
+    if (parent.valid()) parent.missing("phases");
+    return {};
+  }
+  if (!node.IsSequence() || node.size() == 0) {
+    parent.error_at("phases", "expected a non-empty list, got " + describe(node));
+    return {};
+  }
+  std::vector<Phase> phases;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    MapReader reader(node[i], parent.path_of("phases") + "[" + std::to_string(i) + "]", parent.errors());
+    if (!reader.valid()) continue;
+    phases.push_back(parse_phase(reader));
+    reader.finish();
+  }
+  return phases;
+}
+
+// Every entry must be a known invariant (invariants) or also appear in `allowed` (expect).
+void check_names(MapReader& reader, std::string_view key, const std::vector<std::string>& names,
+                 const std::vector<std::string>* allowed) {
+  auto known = known_invariants();
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    std::string path = reader.path_of(key) + "[" + std::to_string(i) + "]";
+    YAML::Mark mark = reader.take(key)[i].Mark();
+    if (std::find(known.begin(), known.end(), names[i]) == known.end())
+      reader.errors().add(mark, path, "unknown invariant \"" + names[i] + "\" (known: " +
+                                          join({known.begin(), known.end()}) + ")");
+    else if (allowed && std::find(allowed->begin(), allowed->end(), names[i]) == allowed->end())
+      reader.errors().add(mark, path, "\"" + names[i] + "\" is not listed in " + reader.path_of("invariants"));
+  }
+}
+
+}  // namespace
+
+Workload parse_workload(MapReader& reader) {
+  Workload workload;
+  if (auto ns = reader.string("namespace")) workload.namespace_ = *ns;
+  if (auto nodes = parse_section<NodePool>(reader, "nodes", parse_nodes, true)) workload.nodes = *nodes;
+  workload.phases = parse_phases(reader);
+  return workload;
+}
+
+Checks parse_checks(MapReader& reader) {
+  Checks checks;
+  if (auto settle = reader.duration("settle")) {
+    if (settle->count() <= 0) reader.error_at("settle", "must be greater than 0");
+    else checks.settle = *settle;
+  }
+  if (auto invariants = reader.string_list("invariants")) {
+    check_names(reader, "invariants", *invariants, nullptr);
+    checks.invariants = *invariants;
+  } else {
+    checks.invariants = default_invariants();
+  }
+  if (auto expect = reader.string_list("expect")) {
+    check_names(reader, "expect", *expect, &checks.invariants);
+    checks.expect = *expect;
+  }
+  return checks;
+}
+
+}  // namespace faultline::faults::detail

@@ -1,0 +1,78 @@
+#pragma once
+// Typed, path-aware reading of scenario YAML. Every problem is collected (not thrown) as
+// "file:line:column: key.path: what is wrong", so one load reports all errors at once.
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "faultline/faults/duration.hpp"
+
+namespace faultline::faults::detail {
+
+class Errors {
+ public:
+  explicit Errors(std::string source) : source_(std::move(source)) {}
+  void add(const YAML::Mark& mark, std::string_view path, std::string_view what);
+  const std::vector<std::string>& list() const { return list_; }
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+  std::vector<std::string> list_;
+};
+
+// "a mapping", "a list", "\"text\"", "nothing": how a node is named in errors.
+std::string describe(const YAML::Node& node);
+
+std::string join(const std::vector<std::string_view>& words);
+
+// Reads one YAML mapping. Each getter marks its key as known; finish() reports the keys nobody
+// asked for (unknown keys) and duplicates. Getters return nullopt on absence or error.
+class MapReader {
+ public:
+  MapReader(YAML::Node node, std::string path, Errors& errors);
+  MapReader(const MapReader&) = delete;
+  MapReader& operator=(const MapReader&) = delete;
+
+  bool valid() const { return valid_; }  // false when the node is not a mapping (already reported)
+  const std::string& path() const { return path_; }
+  std::string path_of(std::string_view key) const;
+  const YAML::Node& node() const { return node_; }
+  Errors& errors() { return errors_; }
+
+  YAML::Node take(std::string_view key);  // marks `key` known; an undefined node when absent
+  bool has(std::string_view key) const;
+  void missing(std::string_view key);     // reports "required key is missing"
+  // An error about `key`'s value, at the value's position.
+  void error_at(std::string_view key, std::string_view what);
+
+  std::optional<std::string> string(std::string_view key, bool required = false);
+  std::optional<std::uint64_t> count(std::string_view key, std::uint64_t min, bool required = false);
+  std::optional<double> number(std::string_view key, bool required = false);
+  std::optional<Duration> duration(std::string_view key, bool required = false);
+  std::optional<std::vector<std::string>> string_list(std::string_view key);
+  std::optional<std::map<std::string, std::string>> string_map(std::string_view key);
+  // `key` must be one of `allowed`.
+  std::optional<std::string> choice(std::string_view key, const std::vector<std::string_view>& allowed,
+                                    bool required = false);
+
+  void finish();
+
+ private:
+  YAML::Node node_;
+  std::string path_;
+  Errors& errors_;
+  bool valid_ = false;
+  std::vector<std::string> taken_;
+};
+
+// Scalar helpers shared by readers of list items.
+std::optional<std::string> scalar_string(const YAML::Node& node, std::string_view path, Errors& errors);
+
+}  // namespace faultline::faults::detail
