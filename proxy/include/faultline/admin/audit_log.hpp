@@ -1,0 +1,87 @@
+#pragma once
+// The proxy's audit log: one JSON line per request, appended to a file and kept in a bounded
+// in-memory ring so the admin API can serve "everything since seq N" without rereading the file.
+
+#include "faultline/admin/audit_record.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace faultline::admin {
+
+struct AuditLogOptions {
+  // File the lines are appended to (created if missing, never truncated). Empty: memory only.
+  std::string path;
+  // Records kept in memory for since() queries; older ones are evicted first.
+  std::size_t ring_capacity = 65536;
+  // The file buffer is written out when it holds this many bytes ...
+  std::size_t flush_bytes = 64 * 1024;
+  // ... or when an append finds the last write older than this (by `clock`). Zero: every append.
+  std::chrono::milliseconds flush_interval{1000};
+  // Time source for unset record timestamps and for flush_interval. Injectable for tests.
+  std::function<std::chrono::system_clock::time_point()> clock = [] {
+    return std::chrono::system_clock::now();
+  };
+};
+
+// Answer to since(): the retained records after a sequence number, oldest first.
+struct AuditSince {
+  std::vector<std::string> lines;  // serialized records, each ending in '\n'
+  // True when records the caller asked for were already evicted from the ring (or never
+  // existed in this process's ring): lines then start at first_retained, not at since + 1.
+  bool truncated = false;
+  std::uint64_t first_retained = 0;  // oldest seq still in the ring; 0 when the ring is empty
+  std::uint64_t last_seq = 0;        // newest seq assigned so far; 0 when nothing was appended
+  std::uint64_t last_returned = 0;   // seq of the last line; 0 when `lines` is empty
+  // True when `limit` cut the answer short: ask again with since = last_returned.
+  bool more = false;
+};
+
+class AuditLog {
+ public:
+  // Throws std::system_error (naming the path) when the file cannot be opened for appending.
+  explicit AuditLog(AuditLogOptions options = {});
+  ~AuditLog();  // flushes
+  AuditLog(const AuditLog&) = delete;
+  AuditLog& operator=(const AuditLog&) = delete;
+
+  // Assigns the next seq (1, 2, 3, ...), stamps ts when unset, stores the record; returns seq.
+  // Never throws for I/O: a failed write is logged once and reported by write_failed().
+  std::uint64_t append(AuditRecord record);
+
+  // Records with seq > since, at most `limit` of them.
+  AuditSince since(std::uint64_t since, std::size_t limit = SIZE_MAX) const;
+  // Records still retained, whatever was evicted before them (never truncated).
+  AuditSince retained(std::size_t limit = SIZE_MAX) const;
+
+  // Writes buffered lines to the file now (also done on the bounds above and on destruction).
+  void flush();
+  // True once a write to the file failed; the ring keeps working.
+  bool write_failed() const;
+  std::uint64_t last_seq() const;
+
+ private:
+  struct Entry {
+    std::uint64_t seq;
+    std::string line;
+  };
+  AuditSince collect(std::uint64_t after, std::size_t limit) const;
+  void flush_locked();
+
+  AuditLogOptions options_;
+  int fd_ = -1;
+  mutable std::mutex mutex_;
+  std::uint64_t next_seq_ = 1;
+  std::deque<Entry> ring_;
+  std::string file_buffer_;
+  std::chrono::system_clock::time_point last_flush_;
+  bool write_failed_ = false;
+};
+
+}  // namespace faultline::admin

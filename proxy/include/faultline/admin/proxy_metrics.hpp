@@ -1,0 +1,51 @@
+#pragma once
+// The proxy's metric set (issue 3 item 4), registered in one Registry the admin API renders.
+
+#include "faultline/admin/metrics.hpp"
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace faultline::admin {
+
+class ProxyMetrics {
+  // Declared before everything else: the family and series references below point into it and
+  // members are initialised in declaration order.
+  metrics::Registry registry_;
+
+ public:
+  ProxyMetrics();
+  ProxyMetrics(const ProxyMetrics&) = delete;
+  ProxyMetrics& operator=(const ProxyMetrics&) = delete;
+
+  // faultline_requests_total{verb,resource,code}: every request answered or cut. `code` is the
+  // status the client saw, or "none" when the connection was cut before a status was sent (0).
+  void request_done(std::string_view verb, std::string_view resource, int code);
+  // faultline_rule_matched_total{rule}: a rule's match clause selected the request.
+  void rule_matched(std::string_view rule);
+  // faultline_faults_fired_total{rule,action}: the engine decided to act and the action ran.
+  void fault_fired(std::string_view rule, std::string_view action);
+  // faultline_upstream_latency_seconds: forwarding the request until upstream response headers.
+  void upstream_latency(std::chrono::nanoseconds latency);
+
+  // faultline_open_connections / faultline_open_watches: inc() on open, dec() on close.
+  metrics::Gauge& open_connections;
+  metrics::Gauge& open_watches;
+
+  std::string render() const { return registry_.render(); }
+  // For metrics the proxy wants to add beyond the standard set.
+  metrics::Registry& registry() { return registry_; }
+
+  // Upper bounds (seconds) of faultline_upstream_latency_seconds.
+  static const std::vector<double>& latency_buckets();
+
+ private:
+  metrics::CounterFamily& requests_;
+  metrics::CounterFamily& faults_fired_;
+  metrics::CounterFamily& rule_matched_;
+  metrics::Histogram& upstream_latency_;
+};
+
+}  // namespace faultline::admin
