@@ -147,11 +147,16 @@ Plan Engine::decide(const Request& request, Clock::time_point now) {
     return plan;
   }
   if (!state_->armed || !scenario_) return {};
-  for (std::size_t i = 0; i < scenario_->faults.size(); ++i) {
-    const Rule& rule = scenario_->faults[i];
+  // Triggers observe every request, even ones an earlier rule will fault; the request that
+  // completes a trigger is itself left alone by that rule.
+  const auto& rules = scenario_->faults;
+  std::vector<bool> just_triggered(rules.size());
+  for (std::size_t i = 0; i < rules.size(); ++i)
+    just_triggered[i] = count_trigger(rules[i], state_->rules[i], request, now, state_->armed_at + rules[i].when.at);
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    const Rule& rule = rules[i];
     RuleState& state = state_->rules[i];
-    if (count_trigger(rule, state, request, now, state_->armed_at + rule.when.at)) continue;
-    if (!in_window(rule, state, now)) continue;
+    if (just_triggered[i] || !in_window(rule, state, now)) continue;
     if (is_watch_action(rule.action) && !request.info.is_watch()) continue;
     if (!rule.match.matches(request)) continue;
     ++state.matched;

@@ -51,7 +51,7 @@ void check_action_fits_rule(MapReader& rule, const Rule& parsed, bool action_ok)
   bool watch_allowed = verbs.empty() || std::find(verbs.begin(), verbs.end(), "watch") != verbs.end() ||
                        std::find(verbs.begin(), verbs.end(), "*") != verbs.end();
   if (is_watch_action(parsed.action) && !watch_allowed)
-    rule.errors().add(rule.take("match").Mark(), rule.path_of("match.verbs"),
+    rule.errors().add(rule.take("match")["verbs"].Mark(), rule.path_of("match.verbs"),
                       type + " acts on watch streams, but verbs does not include watch");
 }
 

@@ -67,8 +67,12 @@ std::vector<Phase> parse_phases(MapReader& parent) {
     if (parent.valid()) parent.missing("phases");
     return {};
   }
-  if (!node.IsSequence() || node.size() == 0) {
-    parent.error_at("phases", "expected a non-empty list, got " + describe(node));
+  if (!node.IsSequence()) {
+    parent.error_at("phases", "expected a list, got " + describe(node));
+    return {};
+  }
+  if (node.size() == 0) {
+    parent.error_at("phases", "must list at least one phase");
     return {};
   }
   std::vector<Phase> phases;

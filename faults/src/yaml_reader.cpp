@@ -162,6 +162,37 @@ std::optional<std::string> MapReader::choice(std::string_view key, const std::ve
   return std::nullopt;
 }
 
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown key, did you mean "faults"? (allowed: ...)" when a known key is a likely typo.
+std::string unknown_key_message(std::string_view key, const std::vector<std::string_view>& known) {
+  std::string message = "unknown key";
+  std::size_t tolerance = key.size() >= 6 ? 2 : 1;  // short keys: only one slip, or "at" suggests "of"
+  for (auto candidate : known)
+    if (edit_distance(key, candidate) <= tolerance) {
+      message += ", did you mean \"" + std::string(candidate) + "\"?";
+      break;
+    }
+  return message + " (allowed: " + join(known) + ")";
+}
+
+}  // namespace
+
 void MapReader::finish() {
   if (!valid_) return;
   std::vector<std::string_view> known(taken_.begin(), taken_.end());
@@ -173,7 +204,7 @@ void MapReader::finish() {
     if (!seen.insert(key).second) {
       errors_.add(entry.first.Mark(), path_of(key), "duplicate key");
     } else if (!std::binary_search(known.begin(), known.end(), key)) {
-      errors_.add(entry.first.Mark(), path_of(key), "unknown key (allowed: " + join(known) + ")");
+      errors_.add(entry.first.Mark(), path_of(key), unknown_key_message(key, known));
     }
   }
 }

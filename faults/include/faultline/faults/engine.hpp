@@ -1,8 +1,9 @@
 #pragma once
 // The decision engine: for each request, which rule (if any) fires and what the proxy must do.
 // Thread-safe. Deterministic: decisions depend only on the scenario (and its seed), the order of
-// requests and the `now` values passed in. Rules are tried in file order; the first that fires
-// wins and later rules do not see that request.
+// requests and the `now` values passed in. Every request first advances every rule's afterMatches
+// trigger; then rules are tried in file order, the first that fires wins and later rules do not
+// see that request.
 
 #include <chrono>
 #include <cstdint>

@@ -1,0 +1,103 @@
+// Bad scenario files (tests/data/scenarios/bad/) and the exact errors a user sees for them.
+#include <gtest/gtest.h>
+
+#include "scenario_helpers.hpp"
+
+namespace faultline::faults {
+namespace {
+
+using testing::load_errors;
+
+struct BadFile {
+  const char* file;
+  std::vector<std::string> errors;  // each without the leading "<path>:"
+};
+
+std::ostream& operator<<(std::ostream& out, const BadFile& bad) { return out << bad.file; }
+
+std::string bad_path(const char* file) { return std::string(FAULTLINE_TEST_DATA_DIR) + "/scenarios/bad/" + file; }
+
+class BadScenario : public ::testing::TestWithParam<BadFile> {};
+
+TEST_P(BadScenario, ReportsExactlyTheseErrors) {
+  const BadFile& bad = GetParam();
+  std::string path = bad_path(bad.file);
+  std::vector<std::string> expected;
+  for (const auto& error : bad.errors) expected.push_back(path + ":" + error);
+  EXPECT_EQ(load_errors([&] { load_scenario_file(path); }), expected);
+}
+
+const BadFile bad_files[] = {
+    {"unknown-top-level-key.yaml",
+     {R"(5:1: fault: unknown key, did you mean "faults"? (allowed: apiVersion, checks, faults, kind, metadata, seed, workload))"}},
+    {"unknown-when-key.yaml",
+     {R"(7:12: faults[0].when.probabilty: unknown key, did you mean "probability"? (allowed: afterMatches, at, every, for, limit, of, probability))"}},
+    {"wrong-api-version.yaml", {R"(1:13: apiVersion: must be "faultline/v1", got "faultline/v2")"}},
+    {"probability-out-of-range.yaml", {"7:25: faults[0].when.probability: must be between 0 and 1, got 1.5"}},
+    {"code-out-of-range.yaml", {"7:35: faults[0].action.code: must be an HTTP status code from 100 to 599, got 600"}},
+    {"bad-duration.yaml",
+     {R"(7:17: faults[0].when.for: invalid duration "10" (write a number and a unit: 250ms, 10s, 2m, 1h))"}},
+    {"zero-node-count.yaml", {"6:18: workload.nodes.count: must be greater than 0, got 0"}},
+    {"unknown-action-type.yaml",
+     {R"(7:20: faults[0].action.type: unknown action type "explode" (known: respond, reset, close, delay, hang, )"
+      R"(drop-response, outage, watch-reset, watch-gone, watch-inject, watch-drop))"}},
+    {"unknown-invariant.yaml",
+     {R"(6:28: checks.invariants[1]: unknown invariant "pods-happy" (known: pods-bound, queue-accounting, )"
+      R"(no-orphan-allocations, no-unexpected-deletes, bound-to-live-node))"}},
+    {"expect-not-in-invariants.yaml", {R"(7:12: checks.expect[0]: "queue-accounting" is not listed in checks.invariants)"}},
+    {"verbs-not-a-list.yaml", {R"(7:20: faults[0].match.verbs: expected a list, got "create")"}},
+    {"missing-action.yaml", {"6:5: faults[0].action: required key is missing"}},
+    {"duplicate-rule-name.yaml", {R"(7:12: faults[1].name: duplicate rule name "r" (first used on line 6))"}},
+    {"bad-phase-start.yaml",
+     {R"(8:33: workload.phases[0].start: expected a duration (e.g. 30s) or "settled", got "soon")"}},
+    {"unknown-verb.yaml",
+     {R"(6:39: faults[0].match.verbs[1]: unknown verb "bind" (known: get, list, watch, create, update, patch, )"
+      R"(delete, deletecollection, proxy, connect, *))"}},
+    {"bad-resource.yaml",
+     {R"(6:35: faults[0].match.resources[0]: invalid resource "pods/" (write resource[.group][/subresource], )"
+      R"(e.g. pods/binding or deployments.apps))"}},
+    {"negative-seed-and-wrong-kind.yaml",
+     {R"(2:7: kind: must be "Scenario", got "Scenery")", R"(4:7: seed: expected a whole number, got "-1")"}},
+    {"zero-rate.yaml", {"7:37: workload.phases[0].rate: must be greater than 0, got 0"}},
+    {"of-without-after-matches.yaml", {"6:26: faults[0].when.of: only meaningful with afterMatches"}},
+    {"many-errors.yaml",
+     {"6:37: workload.nodes.capacity.cpu: expected a string, got a list",
+      "7:11: workload.phases: must list at least one phase",
+      "10:19: faults[0].when.limit: must be greater than 0, got 0",
+      R"(10:29: faults[0].when.every: expected a whole number, got "two")",
+      R"(11:48: faults[0].action.jitter: invalid duration "soon" (write a number and a unit: 250ms, 10s, 2m, 1h))",
+      "13:11: checks.settle: must be greater than 0",
+      "14:3: checks.colour: unknown key (allowed: expect, invariants, settle)"}},
+};
+
+INSTANTIATE_TEST_SUITE_P(Files, BadScenario, ::testing::ValuesIn(bad_files));
+
+TEST(BadScenarioFiles, AtLeastFifteenCases) { EXPECT_GE(std::size(bad_files), 15u); }
+
+TEST(BadScenarioFiles, InvalidYamlIsReportedWithItsPosition) {
+  std::string path = bad_path("invalid-yaml.yaml");
+  EXPECT_EQ(load_errors([&] { load_scenario_file(path); }),
+            std::vector<std::string>{path + ":7:1: invalid YAML: end of map flow not found"});
+}
+
+TEST(BadScenarioFiles, EmptyFile) {
+  std::string path = bad_path("empty.yaml");
+  EXPECT_EQ(load_errors([&] { load_scenario_file(path); }), std::vector<std::string>{path + ": the file is empty"});
+}
+
+TEST(BadScenarioFiles, MissingFile) {
+  std::string path = bad_path("no-such-file.yaml");
+  EXPECT_EQ(load_errors([&] { load_scenario_file(path); }), std::vector<std::string>{path + ": cannot read the file"});
+}
+
+TEST(BadScenarioFiles, ErrorMessageJoinsAllErrors) {
+  try {
+    load_scenario_file(bad_path("negative-seed-and-wrong-kind.yaml"));
+    FAIL() << "loaded";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()), e.errors()[0] + "\n" + e.errors()[1]);
+  }
+}
+
+}  // namespace
+}  // namespace faultline::faults

@@ -1,0 +1,160 @@
+// Good scenario files load with every value as written (tests/data/scenarios/good/).
+#include <gtest/gtest.h>
+
+#include "scenario_helpers.hpp"
+
+namespace faultline::faults {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::shared_ptr<const Scenario> load_good(const char* file) {
+  return load_scenario_file(std::string(FAULTLINE_TEST_DATA_DIR) + "/scenarios/good/" + file);
+}
+
+const Rule& rule_named(const Scenario& scenario, std::string_view name) {
+  for (const auto& rule : scenario.faults)
+    if (rule.name == name) return rule;
+  throw std::runtime_error("no rule " + std::string(name));
+}
+
+TEST(GoodScenario, HeaderAndSeed) {
+  auto s = load_good("full.yaml");
+  EXPECT_EQ(s->metadata.name, "every-key");
+  EXPECT_EQ(s->metadata.description, "a scenario that uses every key");
+  EXPECT_EQ(s->seed, 3355u);
+  EXPECT_NE(s->source.find("full.yaml"), std::string::npos);
+}
+
+TEST(GoodScenario, Workload) {
+  auto s = load_good("full.yaml");
+  ASSERT_TRUE(s->workload);
+  const Workload& w = *s->workload;
+  EXPECT_EQ(w.namespace_, "chaos");
+  EXPECT_EQ(w.nodes.count, 500u);
+  EXPECT_EQ(w.nodes.capacity, (std::map<std::string, std::string>{{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}}));
+  ASSERT_EQ(w.phases.size(), 3u);
+  const Phase& burst = w.phases[0];
+  EXPECT_EQ(burst.name, "burst");
+  EXPECT_EQ(burst.pods, 3000u);
+  EXPECT_EQ(burst.rate, 2000.0);
+  EXPECT_EQ(burst.concurrency, 16u);
+  EXPECT_EQ(burst.start.kind, PhaseStart::Kind::after_previous);
+  EXPECT_EQ(burst.pod_template.scheduler_name, "yunikorn");
+  EXPECT_EQ(burst.pod_template.labels.at("queue"), "root.default");
+  EXPECT_EQ(burst.pod_template.annotations.at("note"), "first");
+  EXPECT_EQ(burst.pod_template.requests.at("cpu"), "10m");
+  EXPECT_EQ(burst.pod_template.limits.at("memory"), "32Mi");
+  EXPECT_EQ(burst.pod_template.node_selector.at("type"), "kwok");
+  EXPECT_EQ(burst.pod_template.priority_class_name, "high");
+  EXPECT_EQ(w.phases[1].start.kind, PhaseStart::Kind::offset);
+  EXPECT_EQ(w.phases[1].start.offset, Duration{30s});
+  EXPECT_EQ(w.phases[1].rate, std::nullopt);
+  EXPECT_EQ(w.phases[1].concurrency, 8u);  // the default
+  EXPECT_EQ(w.phases[2].start.kind, PhaseStart::Kind::settled);
+  EXPECT_EQ(w.phases[2].pod_template.labels.at("applicationId"), "burst-2");
+  EXPECT_EQ(w.phases[2].pod_template.scheduler_name, "");
+}
+
+TEST(GoodScenario, TriggeredOutageRule) {
+  auto s = load_good("full.yaml");
+  const Rule& rule = rule_named(*s, "outage-mid-bind");
+  EXPECT_TRUE(rule.match.empty());
+  ASSERT_TRUE(rule.when.trigger);
+  EXPECT_EQ(rule.when.trigger->after_matches, 300u);
+  EXPECT_EQ(rule.when.trigger->of.verbs, std::vector<std::string>{"create"});
+  EXPECT_EQ(rule.when.trigger->of.resources, std::vector<std::string>{"pods/binding"});
+  EXPECT_EQ(rule.when.for_, Duration{10s});
+  EXPECT_EQ(std::get<actions::Outage>(rule.action).mode, actions::Outage::Mode::reset);
+}
+
+TEST(GoodScenario, EveryMatchAndWhenKey) {
+  auto s = load_good("full.yaml");
+  const Rule& rule = rule_named(*s, "throttle");
+  EXPECT_EQ(rule.match.verbs, (std::vector<std::string>{"create", "patch"}));
+  EXPECT_EQ(rule.match.resources, (std::vector<std::string>{"pods/binding", "pods/status", "deployments.apps"}));
+  EXPECT_EQ(rule.match.namespaces, (std::vector<std::string>{"chaos", "team-*"}));
+  EXPECT_EQ(rule.match.names, std::vector<std::string>{"burst-*"});
+  EXPECT_EQ(rule.match.user_agents, std::vector<std::string>{"yunikorn*"});
+  EXPECT_EQ(rule.match.paths, std::vector<std::string>{"/api/*"});
+  ASSERT_EQ(rule.match.headers.size(), 1u);
+  EXPECT_EQ(rule.match.headers[0].name, "X-Faultline");
+  EXPECT_EQ(rule.match.headers[0].value, "on");
+  EXPECT_EQ(rule.when.at, Duration{90s});
+  EXPECT_EQ(rule.when.for_, Duration{2min});
+  EXPECT_EQ(rule.when.probability, 0.25);
+  EXPECT_EQ(rule.when.limit, 100u);
+  EXPECT_EQ(rule.when.every, 2u);
+  const auto& respond = std::get<actions::Respond>(rule.action);
+  EXPECT_EQ(respond.code, 429);
+  EXPECT_EQ(respond.reason, "TooManyRequests");
+  EXPECT_EQ(respond.message, "slow down");
+  EXPECT_EQ(respond.retry_after, Duration{2s});
+}
+
+TEST(GoodScenario, EveryActionType) {
+  auto s = load_good("full.yaml");
+  std::vector<std::string_view> types;
+  for (const auto& rule : s->faults) types.push_back(action_type(rule.action));
+  std::sort(types.begin(), types.end());
+  std::vector<std::string_view> known(known_action_types().begin(), known_action_types().end());
+  std::sort(known.begin(), known.end());
+  EXPECT_EQ(types, known);
+  EXPECT_EQ(std::get<actions::Delay>(rule_named(*s, "slow").action).jitter, Duration{50});
+  EXPECT_EQ(std::get<actions::Hang>(rule_named(*s, "stuck").action).duration, Duration{1h});
+  EXPECT_EQ(std::get<actions::DropResponse>(rule_named(*s, "lost").action).then, actions::DropResponse::Then::close);
+  EXPECT_EQ(std::get<actions::WatchReset>(rule_named(*s, "cut").action).after_events, 100u);
+  EXPECT_EQ(std::get<actions::WatchGone>(rule_named(*s, "expire").action).after_events, 5u);
+  EXPECT_EQ(std::get<actions::WatchInject>(rule_named(*s, "ghost-delete").action).object_json,
+            R"({"kind":"Pod","apiVersion":"v1","metadata":{"name":"ghost","namespace":"chaos"}})");
+  EXPECT_EQ(std::get<actions::WatchDrop>(rule_named(*s, "forget").action).count, 2u);
+}
+
+TEST(GoodScenario, Checks) {
+  auto s = load_good("full.yaml");
+  EXPECT_EQ(s->checks.settle, Duration{2min});
+  EXPECT_EQ(s->checks.invariants.size(), 5u);
+  EXPECT_EQ(s->checks.expect, (std::vector<std::string>{"pods-bound", "queue-accounting"}));
+}
+
+TEST(GoodScenario, MinimalScenarioGetsDefaults) {
+  auto s = load_good("minimal.yaml");
+  EXPECT_EQ(s->metadata.name, "minimal");
+  EXPECT_EQ(s->seed, 0u);
+  EXPECT_FALSE(s->workload);
+  EXPECT_TRUE(s->faults.empty());
+  EXPECT_EQ(s->checks.settle, Duration{120s});
+  EXPECT_EQ(s->checks.invariants,
+            (std::vector<std::string>{"pods-bound", "bound-to-live-node", "no-unexpected-deletes"}));
+  EXPECT_TRUE(s->checks.expect.empty());
+}
+
+TEST(GoodScenario, TheDesignDocumentExampleLoads) {
+  auto s = load_scenario_text(R"(apiVersion: faultline/v1
+kind: Scenario
+metadata: {name: yunikorn-3355-outage, description: apiserver outage while binds are in flight}
+seed: 3355
+workload:
+  namespace: faultline
+  nodes: {count: 500, capacity: {cpu: "32", memory: 256Gi, pods: "110"}}
+  phases:
+    - {name: burst, pods: 3000, rate: 2000, concurrency: 16,
+       template: {schedulerName: yunikorn, labels: {applicationId: burst-1, queue: root.default},
+                  requests: {cpu: 10m, memory: 16Mi}}}
+    - {name: afterwards, start: settled, pods: 50, template: {labels: {applicationId: burst-2}}}
+faults:
+  - name: outage-mid-bind
+    match: {}                                        # everything the scheduler sends
+    when: {afterMatches: 300, of: {verbs: [create], resources: [pods/binding]}, for: 10s}
+    action: {type: outage, mode: reset}               # reset live connections, refuse new ones
+checks:
+  settle: 120s
+  invariants: [pods-bound, queue-accounting, no-orphan-allocations, no-unexpected-deletes]
+  expect: [pods-bound, queue-accounting]              # a reproduction: these MUST be violated
+)", "design.yaml");
+  EXPECT_EQ(s->faults.size(), 1u);
+  EXPECT_EQ(s->workload->phases.size(), 2u);
+}
+
+}  // namespace
+}  // namespace faultline::faults
