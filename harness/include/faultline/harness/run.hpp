@@ -1,0 +1,40 @@
+#pragma once
+// One harness run: workload, faults, observers, settle, checks, report.
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "faultline/faults/scenario.hpp"
+#include "faultline/harness/report.hpp"
+#include "faultline/harness/workload.hpp"
+
+namespace faultline::harness {
+
+struct RunOptions {
+    std::filesystem::path kubeconfig;  // empty: $KUBECONFIG or ~/.kube/config
+    std::string context;
+    std::string scheduler = "yunikorn";  // yunikorn | kube-scheduler
+    std::string yunikornUrl;             // required with yunikorn
+    std::string proxyAdminUrl;           // required when the scenario has faults
+    std::string proxyAdminToken;
+    std::filesystem::path outDir;        // fullstatedump and other raw evidence go here too
+    // Overrides of the scenario (the chaos driver's PODS=, RATE=, ...); pods/rate apply to the first phase.
+    std::optional<std::uint64_t> pods;
+    std::optional<double> rate;
+    std::optional<std::chrono::milliseconds> settle;
+    std::optional<std::vector<std::string>> expect;
+    unsigned nodeConcurrency = 16;
+    std::chrono::seconds nodeReadyTimeout{180};
+};
+
+// Never throws for a failed run: the report then carries verdict `error` and the reason, plus
+// whatever was observed before the failure.
+Report run_scenario(const RunOptions& options, const faults::Scenario& scenario, const std::string& scenarioText,
+                    const ProgressFn& progress);
+
+// The checks a scenario asks for (the default set when it lists none).
+std::vector<std::string> invariants_of(const faults::Scenario& scenario);
+
+}  // namespace faultline::harness

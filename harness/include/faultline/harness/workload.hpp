@@ -1,0 +1,74 @@
+#pragma once
+// The scenario's workload made real: KWOK fake nodes, then phases of pods at a rate and
+// concurrency, all through the apiserver as the harness's own identity.
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "faultline/faults/scenario.hpp"
+#include "faultline/harness/kube_client.hpp"
+#include "faultline/harness/observations.hpp"
+
+namespace faultline::harness {
+
+// Every pod the harness creates carries this label; the watch and the cleanup select on it.
+inline constexpr const char* kWorkloadLabel = "faultline.io/workload";
+inline constexpr const char* kPhaseLabel = "faultline.io/phase";
+
+std::string node_name(std::uint64_t index);  // kwok-node-<index>, like the local stack's nodes
+// A KWOK node as the KWOK docs recommend: annotation kwok.x-k8s.io/node=fake, label type=kwok,
+// taint kwok.x-k8s.io/node=fake:NoSchedule, capacity == allocatable.
+boost::json::value make_node(const std::string& name, const std::map<std::string, std::string>& capacity);
+// The scheduler a phase's pods ask for: the template's, except that the two well-known names
+// (yunikorn, default-scheduler) and an empty one mean "the scheduler under test".
+std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& schedulerUnderTest);
+// A pod of a phase: template labels/requests, the KWOK toleration and node selector.
+boost::json::value make_pod(const std::string& ns, const std::string& name, const faults::Phase& phase,
+                            const std::string& schedulerName);
+std::string pod_name(const std::string& phase, std::uint64_t index);  // <phase>-00001
+
+struct PhaseResult {
+    std::string name;
+    std::uint64_t requested = 0;
+    std::uint64_t created = 0;
+    std::uint64_t failed = 0;
+    std::vector<std::string> errors;  // the first few failures
+    WallTime started{};
+    WallTime finished{};
+    double seconds = 0;  // first creation start to last creation end
+    double rate() const { return seconds > 0 ? static_cast<double>(created) / seconds : 0; }
+};
+
+struct NodesResult {
+    std::uint64_t created = 0;
+    std::uint64_t existing = 0;  // already there (409), e.g. from an earlier run on this stack
+    double seconds = 0;
+};
+
+// Progress sink: called with a one-line status, `final` on the last call of a step.
+using ProgressFn = std::function<void(const std::string& line, bool final)>;
+
+class Workload {
+public:
+    Workload(KubeClient& client, const faults::Workload& spec, std::string schedulerUnderTest, ProgressFn progress);
+
+    void ensure_namespace();
+    // Deletes pods left by earlier runs (label faultline.io/workload) and waits until they are gone.
+    std::uint64_t delete_leftover_pods(std::chrono::seconds timeout);
+    NodesResult create_nodes(unsigned concurrency);
+    void wait_nodes_ready(std::chrono::seconds timeout);
+    // Creates the phase's pods. beforeFirst runs once, just before the first creation (arming faults).
+    // status() is appended to progress lines (e.g. "bound 120").
+    PhaseResult run_phase(const faults::Phase& phase, const std::function<void()>& beforeFirst,
+                          const std::function<std::string()>& status);
+
+private:
+    KubeClient& client_;
+    const faults::Workload& spec_;
+    std::string scheduler_;
+    ProgressFn progress_;
+};
+
+}  // namespace faultline::harness

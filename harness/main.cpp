@@ -1,0 +1,186 @@
+// faultline-harness: runs a scenario against a cluster and reports whether it came back consistent.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+#include "faultline/faults/duration.hpp"
+#include "faultline/faults/scenario.hpp"
+#include "faultline/harness/run.hpp"
+#include "faultline/harness/time_format.hpp"
+
+namespace fh = faultline::harness;
+namespace ff = faultline::faults;
+
+namespace {
+
+// KEY=VALUE lines as scripts/stack writes them (DIR/env).
+std::map<std::string, std::string> read_env_file(const std::string& path) {
+    std::map<std::string, std::string> out;
+    if (path.empty()) return out;
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error("cannot read --env file " + path);
+    std::string line;
+    while (std::getline(in, line)) {
+        auto eq = line.find('=');
+        if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
+        out[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+    return out;
+}
+
+// A flag wins over the env file, which wins over the process environment.
+void default_from(std::string& value, const std::map<std::string, std::string>& file, const char* key) {
+    if (!value.empty()) return;
+    if (auto it = file.find(key); it != file.end() && !it->second.empty()) {
+        value = it->second;
+    } else if (const char* v = std::getenv(key); v != nullptr) {
+        value = v;
+    }
+}
+
+// A live status line on a terminal; plain lines (final ones, and one every 5 s) otherwise.
+class ConsoleProgress {
+public:
+    ConsoleProgress() : tty_(isatty(fileno(stderr)) != 0) {}
+    void operator()(const std::string& line, bool final) {
+        std::lock_guard lock(mutex_);
+        if (tty_) {
+            std::fprintf(stderr, "\r\033[K%s%s", line.c_str(), final ? "\n" : "");
+        } else {
+            auto now = std::chrono::steady_clock::now();
+            if (!final && now - last_ < std::chrono::seconds(5)) return;
+            last_ = now;
+            std::fprintf(stderr, "%s\n", line.c_str());
+        }
+        std::fflush(stderr);
+    }
+
+private:
+    bool tty_;
+    std::mutex mutex_;
+    std::chrono::steady_clock::time_point last_{};
+};
+
+std::string default_out_dir(const std::string& scenario) {
+    std::string stamp = fh::format_time(fh::WallClock::now()).substr(0, 19);
+    for (auto& c : stamp) if (c == ':') c = '-';
+    return ".run/reports/" + scenario + "-" + stamp;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream s(text);
+    std::string item;
+    while (std::getline(s, item, ',')) {
+        if (!item.empty()) out.push_back(item);
+    }
+    return out;
+}
+
+std::shared_ptr<const ff::Scenario> load_or_print(const std::string& file) {
+    try {
+        return ff::load_scenario_file(file);
+    } catch (const ff::ScenarioError& e) {
+        for (const auto& err : e.errors()) std::cerr << err << "\n";
+        return nullptr;
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"faultline-harness: drive a scenario's workload and faults, then check the end state"};
+    app.require_subcommand(1);
+
+    std::string scenario_file, env_file, kubeconfig, context, scheduler, yunikorn_url, proxy_url, out_dir, expect;
+    std::string settle;
+    std::uint64_t pods = 0;
+    double rate = 0;
+    bool no_expect = false;
+    unsigned node_concurrency = 16;
+
+    auto* run = app.add_subcommand("run", "run a scenario and write report.json, junit.xml and report.html");
+    run->add_option("scenario", scenario_file, "scenario YAML file")->required()->check(CLI::ExistingFile);
+    run->add_option("--env", env_file, "stack env file (scripts/stack up writes RUN_DIR/env) for the defaults below");
+    run->add_option("--kubeconfig", kubeconfig, "admin kubeconfig (default $FAULTLINE_ADMIN_KUBECONFIG, then $KUBECONFIG)");
+    run->add_option("--context", context, "kubeconfig context (default: current)");
+    run->add_option("--scheduler", scheduler, "yunikorn | kube-scheduler (default $FAULTLINE_SCHEDULER, else yunikorn)");
+    run->add_option("--yunikorn-url", yunikorn_url, "YuniKorn REST API (default $FAULTLINE_YUNIKORN_URL)");
+    run->add_option("--proxy-admin-url", proxy_url, "faultline-proxy admin API (default $FAULTLINE_PROXY_ADMIN_URL)");
+    run->add_option("--out", out_dir, "report directory (default .run/reports/<scenario>-<time>)");
+    run->add_option("--pods", pods, "override the first phase's pod count");
+    run->add_option("--rate", rate, "override the first phase's creation rate (pods/s)");
+    run->add_option("--settle", settle, "override checks.settle (e.g. 30s)");
+    run->add_option("--expect", expect, "override checks.expect (comma-separated check names)");
+    run->add_flag("--no-expect", no_expect, "expect no violation (a control run)");
+    run->add_option("--node-concurrency", node_concurrency, "parallel node creations")->check(CLI::Range(1u, 256u));
+
+    auto* validate = app.add_subcommand("validate", "load and validate a scenario file, print its errors");
+    std::string validate_file;
+    validate->add_option("scenario", validate_file, "scenario YAML file")->required();
+
+    CLI11_PARSE(app, argc, argv);
+
+    if (*validate) {
+        auto sc = load_or_print(validate_file);
+        if (!sc) return 2;
+        std::cout << validate_file << ": ok (" << sc->faults.size() << " fault rules, "
+                  << (sc->workload ? sc->workload->phases.size() : 0) << " phases)\n";
+        return 0;
+    }
+
+    fh::RunOptions o;
+    try {
+        auto env = read_env_file(env_file);
+        default_from(kubeconfig, env, "FAULTLINE_ADMIN_KUBECONFIG");
+        default_from(scheduler, env, "FAULTLINE_SCHEDULER");
+        default_from(yunikorn_url, env, "FAULTLINE_YUNIKORN_URL");
+        default_from(proxy_url, env, "FAULTLINE_PROXY_ADMIN_URL");
+        default_from(o.proxyAdminToken, env, "FAULTLINE_PROXY_ADMIN_TOKEN");
+    } catch (const std::exception& e) {
+        std::cerr << "faultline-harness: " << e.what() << "\n";
+        return 2;
+    }
+    auto sc = load_or_print(scenario_file);
+    if (!sc) return 2;
+    std::ifstream in(scenario_file);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+    o.kubeconfig = kubeconfig;
+    o.context = context;
+    o.scheduler = scheduler.empty() ? "yunikorn" : scheduler;
+    o.yunikornUrl = o.scheduler == "yunikorn" ? yunikorn_url : std::string();
+    o.proxyAdminUrl = proxy_url;
+    o.outDir = out_dir.empty() ? default_out_dir(sc->metadata.name.empty() ? "scenario" : sc->metadata.name) : out_dir;
+    if (pods > 0) o.pods = pods;
+    if (rate > 0) o.rate = rate;
+    if (!settle.empty()) {
+        auto d = ff::parse_duration(settle);
+        if (!d) {
+            std::cerr << "faultline-harness: --settle: '" << settle << "' is not a duration (e.g. 30s, 2m)\n";
+            return 2;
+        }
+        o.settle = *d;
+    }
+    if (no_expect) o.expect = std::vector<std::string>{};
+    else if (!expect.empty()) o.expect = split_list(expect);
+    o.nodeConcurrency = node_concurrency;
+
+    ConsoleProgress progress;
+    fh::ProgressFn progress_fn = [&progress](const std::string& line, bool final) { progress(line, final); };
+    fh::Report report = fh::run_scenario(o, *sc, text, progress_fn);
+    try {
+        fh::write_reports(report, o.outDir);
+    } catch (const std::exception& e) {
+        std::cerr << "faultline-harness: writing reports: " << e.what() << "\n";
+        report.verdict = fh::Verdict::error;
+    }
+    fh::print_summary(report, std::cout);
+    std::cout << "reports: " << o.outDir.string() << "/{report.json,junit.xml,report.html}\n";
+    return fh::exit_code(report.verdict);
+}

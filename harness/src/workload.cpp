@@ -1,0 +1,265 @@
+#include "faultline/harness/workload.hpp"
+
+#include <atomic>
+#include <boost/json.hpp>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "faultline/harness/token_bucket.hpp"
+
+namespace faultline::harness {
+namespace json = boost::json;
+namespace {
+
+json::object string_map(const std::map<std::string, std::string>& m) {
+    json::object o;
+    for (const auto& [k, v] : m) o[k] = v;
+    return o;
+}
+
+double elapsed(SteadyTime from, SteadyTime to) { return std::chrono::duration<double>(to - from).count(); }
+
+std::string rate_text(double r) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f/s", r);
+    return buf;
+}
+
+// Runs fn(index) for index in [0, count) on `threads` threads; each thread keeps its own pooled
+// connection busy, so concurrency is the number of requests in flight.
+void parallel_for(std::uint64_t count, unsigned threads, const std::function<void(std::uint64_t)>& fn) {
+    std::atomic<std::uint64_t> next{0};
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < std::max(1u, threads); ++t) {
+        pool.emplace_back([&] {
+            for (std::uint64_t i = next++; i < count; i = next++) fn(i);
+        });
+    }
+    for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+std::string node_name(std::uint64_t index) { return "kwok-node-" + std::to_string(index); }
+
+std::string pod_name(const std::string& phase, std::uint64_t index) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%05llu", static_cast<unsigned long long>(index));
+    return phase + "-" + buf;
+}
+
+json::value make_node(const std::string& name, const std::map<std::string, std::string>& capacity) {
+    json::object cap = string_map(capacity);
+    return json::object{
+        {"apiVersion", "v1"},
+        {"kind", "Node"},
+        {"metadata",
+         {{"name", name},
+          {"annotations", {{"kwok.x-k8s.io/node", "fake"}, {"node.alpha.kubernetes.io/ttl", "0"}}},
+          {"labels",
+           {{"type", "kwok"},
+            {"kubernetes.io/hostname", name},
+            {"kubernetes.io/os", "linux"},
+            {"kubernetes.io/arch", "amd64"},
+            {"kubernetes.io/role", "agent"},
+            {"node-role.kubernetes.io/agent", ""}}}}},
+        {"spec", {{"taints", json::array{json::object{{"key", "kwok.x-k8s.io/node"}, {"value", "fake"},
+                                                      {"effect", "NoSchedule"}}}}}},
+        {"status",
+         {{"capacity", cap},
+          {"allocatable", cap},
+          {"nodeInfo", {{"architecture", "amd64"}, {"operatingSystem", "linux"}, {"kubeletVersion", "fake"},
+                        {"kubeProxyVersion", "fake"}}}}},
+    };
+}
+
+std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& schedulerUnderTest) {
+    const std::string& n = t.scheduler_name;
+    if (n.empty() || n == "yunikorn" || n == "default-scheduler") {
+        return schedulerUnderTest == "kube-scheduler" ? "default-scheduler" : schedulerUnderTest;
+    }
+    return n;
+}
+
+json::value make_pod(const std::string& ns, const std::string& name, const faults::Phase& phase,
+                     const std::string& schedulerName) {
+    const auto& t = phase.pod_template;
+    json::object labels = string_map(t.labels);
+    labels[kWorkloadLabel] = "true";
+    labels[kPhaseLabel] = phase.name;
+    json::object selector = string_map(t.node_selector);
+    selector["type"] = "kwok";
+    json::object resources{{"requests", string_map(t.requests)}};
+    if (!t.limits.empty()) resources["limits"] = string_map(t.limits);
+    json::object spec{
+        {"schedulerName", schedulerName},
+        {"nodeSelector", std::move(selector)},
+        {"tolerations", json::array{json::object{{"key", "kwok.x-k8s.io/node"}, {"operator", "Exists"},
+                                                 {"effect", "NoSchedule"}}}},
+        {"terminationGracePeriodSeconds", 0},
+        {"containers", json::array{json::object{{"name", "work"}, {"image", "registry.k8s.io/pause:3.10"},
+                                                {"resources", std::move(resources)}}}},
+    };
+    if (!t.priority_class_name.empty()) spec["priorityClassName"] = t.priority_class_name;
+    json::object meta{{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}};
+    if (!t.annotations.empty()) meta["annotations"] = string_map(t.annotations);
+    return json::object{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(spec)}};
+}
+
+Workload::Workload(KubeClient& client, const faults::Workload& spec, std::string schedulerUnderTest, ProgressFn progress)
+    : client_(client), spec_(spec), scheduler_(std::move(schedulerUnderTest)), progress_(std::move(progress)) {}
+
+void Workload::ensure_namespace() {
+    if (client_.get("/api/v1/namespaces/" + spec_.namespace_)) return;
+    try {
+        client_.create("/api/v1/namespaces",
+                       json::object{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", spec_.namespace_}}}});
+    } catch (const ApiError& e) {
+        if (e.status != 409) throw;
+    }
+}
+
+std::uint64_t Workload::delete_leftover_pods(std::chrono::seconds timeout) {
+    const std::string pods = "/api/v1/namespaces/" + spec_.namespace_ + "/pods";
+    const std::string selector = kWorkloadLabel;
+    auto left = client_.list(pods, selector).items.size();
+    if (left == 0) return 0;
+    progress_("deleting " + std::to_string(left) + " pods left by an earlier run", false);
+    HttpResult res = client_.request("DELETE", pods + "?labelSelector=" + url_encode(selector) + "&gracePeriodSeconds=0");
+    if (res.status != 200) throw ApiError(res.status, "", "delete leftover pods: HTTP " + std::to_string(res.status));
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (client_.list(pods, selector).items.size() > 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            throw std::runtime_error("pods left by an earlier run are still there after " +
+                                     std::to_string(timeout.count()) + "s");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    progress_("deleted " + std::to_string(left) + " leftover pods", true);
+    return left;
+}
+
+NodesResult Workload::create_nodes(unsigned concurrency) {
+    NodesResult out;
+    std::atomic<std::uint64_t> created{0}, existing{0};
+    std::mutex errors_mutex;
+    std::string first_error;
+    auto start = std::chrono::steady_clock::now();
+    parallel_for(spec_.nodes.count, concurrency, [&](std::uint64_t i) {
+        try {
+            client_.create("/api/v1/nodes", make_node(node_name(i), spec_.nodes.capacity));
+            ++created;
+        } catch (const ApiError& e) {
+            if (e.status == 409) {
+                ++existing;
+                return;
+            }
+            std::lock_guard lock(errors_mutex);
+            if (first_error.empty()) first_error = e.what();
+        } catch (const std::exception& e) {
+            std::lock_guard lock(errors_mutex);
+            if (first_error.empty()) first_error = e.what();
+        }
+    });
+    if (!first_error.empty()) throw std::runtime_error("creating KWOK nodes: " + first_error);
+    out.created = created;
+    out.existing = existing;
+    out.seconds = elapsed(start, std::chrono::steady_clock::now());
+    progress_("nodes: " + std::to_string(out.created) + " created, " + std::to_string(out.existing) +
+                  " already there (" + std::to_string(static_cast<int>(out.seconds * 1000)) + " ms)",
+              true);
+    return out;
+}
+
+void Workload::wait_nodes_ready(std::chrono::seconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        std::uint64_t ready = 0;
+        for (const auto& node : client_.list("/api/v1/nodes", "type=kwok").items) {
+            const auto* conditions = node.at("status").as_object().if_contains("conditions");
+            if (conditions == nullptr || !conditions->is_array()) continue;
+            for (const auto& c : conditions->get_array()) {
+                if (c.at("type").as_string() == "Ready" && c.at("status").as_string() == "True") ++ready;
+            }
+        }
+        if (ready >= spec_.nodes.count) {
+            progress_("nodes: " + std::to_string(ready) + " Ready", true);
+            return;
+        }
+        if (std::chrono::steady_clock::now() > deadline) {
+            throw std::runtime_error("only " + std::to_string(ready) + " of " + std::to_string(spec_.nodes.count) +
+                                     " KWOK nodes became Ready within " + std::to_string(timeout.count()) +
+                                     "s (is the kwok controller running with the node stages?)");
+        }
+        progress_("nodes: " + std::to_string(ready) + "/" + std::to_string(spec_.nodes.count) + " Ready", false);
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+}
+
+PhaseResult Workload::run_phase(const faults::Phase& phase, const std::function<void()>& beforeFirst,
+                                const std::function<std::string()>& status) {
+    PhaseResult r;
+    r.name = phase.name;
+    r.requested = phase.pods;
+    const std::string collection = "/api/v1/namespaces/" + spec_.namespace_ + "/pods";
+    const std::string scheduler = pod_scheduler_name(phase.pod_template, scheduler_);
+    std::optional<TokenBucket> bucket;
+    // Burst of one interval per connection: the connections start together without overshooting.
+    if (phase.rate) bucket.emplace(*phase.rate, static_cast<double>(std::max<std::uint64_t>(1, phase.concurrency)));
+    std::atomic<std::uint64_t> created{0}, failed{0};
+    std::mutex mutex;
+    std::once_flag armed;
+    std::atomic<bool> done{false};
+    auto start = std::chrono::steady_clock::now();
+    SteadyTime last_end = start;
+    auto report = [&](bool final) {
+        double secs = elapsed(start, final ? last_end : std::chrono::steady_clock::now());
+        double rate = secs > 0 ? static_cast<double>(created.load()) / secs : 0;
+        progress_("phase " + phase.name + ": created " + std::to_string(created.load()) + "/" +
+                      std::to_string(phase.pods) + " (" + rate_text(rate) + ")" +
+                      (failed ? ", " + std::to_string(failed.load()) + " failed" : std::string()) + " | " + status(),
+                  final);
+    };
+    std::thread ticker([&] {
+        while (!done) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            if (!done) report(false);
+        }
+    });
+    r.started = WallClock::now();
+    parallel_for(phase.pods, static_cast<unsigned>(std::max<std::uint64_t>(1, phase.concurrency)), [&](std::uint64_t i) {
+        if (bucket) std::this_thread::sleep_for(bucket->reserve());
+        std::call_once(armed, beforeFirst);
+        std::string name = pod_name(phase.name, i + 1);
+        try {
+            client_.create(collection, make_pod(spec_.namespace_, name, phase, scheduler));
+            ++created;
+        } catch (const ApiError& e) {
+            // 409 for a pod of this run: an earlier attempt of ours got through before its answer was lost.
+            if (e.status == 409) {
+                ++created;
+            } else {
+                ++failed;
+                std::lock_guard lock(mutex);
+                if (r.errors.size() < 5) r.errors.push_back(name + ": " + e.what());
+            }
+        } catch (const std::exception& e) {
+            ++failed;
+            std::lock_guard lock(mutex);
+            if (r.errors.size() < 5) r.errors.push_back(name + ": " + e.what());
+        }
+        std::lock_guard lock(mutex);
+        last_end = std::max(last_end, std::chrono::steady_clock::now());
+    });
+    done = true;
+    ticker.join();
+    r.finished = WallClock::now();
+    r.created = created;
+    r.failed = failed;
+    r.seconds = elapsed(start, last_end);
+    report(true);
+    return r;
+}
+
+}  // namespace faultline::harness
