@@ -17,7 +17,7 @@ namespace faultline::admin {
 
 struct AuditLogOptions {
   // File the lines are appended to (created if missing, never truncated). Empty: memory only.
-  std::string path;
+  std::string path{};
   // Records kept in memory for since() queries; older ones are evicted first.
   std::size_t ring_capacity = 65536;
   // The file buffer is written out when it holds this many bytes ...
