@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <optional>
 #include <vector>
 
@@ -22,7 +23,9 @@ struct Target {
 // Percent-decoded path and query parameters, as Go's url.URL.Path and URL.Query() give them.
 Target parse_target(std::string_view target) {
   Target out;
-  auto parsed = boost::urls::parse_uri_reference(target);
+  // Origin form ("/api/v1/pods?watch=1") is what clients send; like Go's ParseRequestURI, a
+  // leading "//" is part of the path, not an authority. Absolute form only from proxy clients.
+  auto parsed = target.starts_with('/') ? boost::urls::parse_origin_form(target) : boost::urls::parse_uri(target);
   if (!parsed) {
     // Not a valid URL: keep the raw path, which is what a lenient server would route on.
     out.path = std::string(target.substr(0, target.find('?')));
@@ -122,12 +125,25 @@ bool valid_path_segment_name(const std::string& name) {
          name.find('%') == std::string::npos;
 }
 
+// kube-apiserver decodes all ListOptions at once; when an integer option does not parse it keeps
+// only the watch flag, so the fieldSelector name is not used either.
+bool integer_options_parse(const Target& target) {
+  for (const char* key : {"limit", "timeoutSeconds"}) {
+    const std::string* value = first_query_value(target, key);
+    if (!value) continue;
+    long long number = 0;
+    auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), number);
+    if (ec != std::errc() || end != value->data() + value->size()) return false;
+  }
+  return true;
+}
+
 // The list/watch refinement for a GET without a name.
 void refine_collection_get(RequestInfo& info, const Target& target) {
   const std::string* watch = first_query_value(target, "watch");
   info.verb = (watch && query_bool(*watch)) ? "watch" : "list";
   const std::string* field_selector = first_query_value(target, "fieldSelector");
-  if (!field_selector) return;
+  if (!field_selector || !integer_options_parse(target)) return;
   auto name = exact_name_in_field_selector(*field_selector);
   if (name && valid_path_segment_name(*name)) info.name = *name;
 }

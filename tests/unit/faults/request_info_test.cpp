@@ -109,6 +109,8 @@ const Row rows[] = {
     {"GET", "/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dweb-0&watch=1", "watch", true, "", "v1", "default", "pods", "", "web-0", false, "", "metadata.name=web-0"},
     {"GET", "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3D%3Dkube-root-ca.crt", "list", true, "", "v1", "default", "configmaps", "", "kube-root-ca.crt", false, "", "metadata.name==kube-root-ca.crt"},
     {"GET", "/api/v1/namespaces/default/pods?fieldSelector=metadata.name%21%3Dweb-0", "list", true, "", "v1", "default", "pods", "", "", false, "", "metadata.name!=web-0"},
+    {"GET", "/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dweb-0&limit=abc", "list", true, "", "v1", "default", "pods", "", "", false, "", "metadata.name=web-0"},
+    {"GET", "/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dweb%5C%2C0", "list", true, "", "v1", "default", "pods", "", "web,0", false, "", "metadata.name=web\\,0"},
     {"GET", "/api/v1/namespaces/default/pods/web-0?labelSelector=app%3Dweb", "get", true, "", "v1", "default", "pods", "", "web-0"},
     // percent-encoded path
     {"GET", "/api/v1/namespaces/default/configmaps/my%2Dconfig", "get", true, "", "v1", "default", "configmaps", "", "my-config"},
@@ -145,6 +147,31 @@ TEST(Classify, MarksUnclassifiableWatch) {
 TEST(Classify, ResourcePathJoinsSubresource) {
   EXPECT_EQ(classify("POST", "/api/v1/namespaces/a/pods/b/binding").resource_path(), "pods/binding");
   EXPECT_EQ(classify("GET", "/api/v1/pods").resource_path(), "pods");
+}
+
+}  // namespace
+}  // namespace faultline::faults
+
+namespace faultline::faults {
+namespace {
+
+TEST(Classify, DoubleSlashIsPathNotAuthority) {
+  RequestInfo info = classify("GET", "//api/v1/pods");
+  EXPECT_EQ(info.path, "//api/v1/pods");
+  EXPECT_EQ(info.verb, "list");
+  EXPECT_EQ(info.resource, "pods");
+}
+
+TEST(Classify, AbsoluteFormTargets) {
+  RequestInfo info = classify("GET", "https://127.0.0.1:6443/api/v1/namespaces/a/pods/b");
+  EXPECT_EQ(info.path, "/api/v1/namespaces/a/pods/b");
+  EXPECT_EQ(info.name, "b");
+}
+
+TEST(Classify, UnparseableTargetKeepsRawPath) {
+  RequestInfo info = classify("GET", "/api/v1/pods/a b?watch=1");
+  EXPECT_EQ(info.path, "/api/v1/pods/a b");
+  EXPECT_EQ(info.name, "a b");
 }
 
 }  // namespace

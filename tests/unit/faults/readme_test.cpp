@@ -1,0 +1,47 @@
+// The README's scenario section stays in step with the loader: its example loads, and it names
+// every action type and invariant the code knows.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "faultline/faults/scenario.hpp"
+
+namespace faultline::faults {
+namespace {
+
+std::string faults_section() {
+  std::ifstream in(std::string(FAULTLINE_SOURCE_DIR) + "/README.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string readme = text.str();
+  auto begin = readme.find("<!-- BEGIN faults -->");
+  auto end = readme.find("<!-- END faults -->");
+  if (begin == std::string::npos || end == std::string::npos) return "";
+  return readme.substr(begin, end - begin);
+}
+
+TEST(Readme, ScenarioExampleLoads) {
+  std::string section = faults_section();
+  auto begin = section.find("```yaml\n");
+  ASSERT_NE(begin, std::string::npos);
+  begin += 8;
+  auto end = section.find("```", begin);
+  auto scenario = load_scenario_text(section.substr(begin, end - begin), "README.md");
+  EXPECT_EQ(scenario->metadata.name, "yunikorn-3355-outage");
+  EXPECT_EQ(scenario->faults.size(), 1u);
+}
+
+TEST(Readme, DocumentsEveryActionType) {
+  std::string section = faults_section();
+  for (auto type : known_action_types())
+    EXPECT_NE(section.find("| `" + std::string(type) + "` |"), std::string::npos) << type;
+}
+
+TEST(Readme, DocumentsEveryInvariant) {
+  std::string section = faults_section();
+  for (auto name : known_invariants()) EXPECT_NE(section.find("`" + std::string(name) + "`"), std::string::npos) << name;
+}
+
+}  // namespace
+}  // namespace faultline::faults
