@@ -60,6 +60,7 @@ const BadFile bad_files[] = {
      {R"(2:7: kind: must be "Scenario", got "Scenery")", R"(4:7: seed: expected a whole number, got "-1")"}},
     {"zero-rate.yaml", {"7:37: workload.phases[0].rate: must be greater than 0, got 0"}},
     {"of-without-after-matches.yaml", {"6:26: faults[0].when.of: only meaningful with afterMatches"}},
+    {"duplicate-keys.yaml", {"7:37: faults[0].action.type: duplicate key", "5:1: seed: duplicate key"}},
     {"many-errors.yaml",
      {"6:37: workload.nodes.capacity.cpu: expected a string, got a list",
       "7:11: workload.phases: must list at least one phase",
