@@ -1,0 +1,101 @@
+#include "bridge.hpp"
+
+#include <boost/json.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include "faultline/admin/audit_record.hpp"
+#include "faultline/faults/scenario.hpp"
+
+namespace faultline::app {
+
+void AuditingObserver::exchange_done(const proxy::ExchangeRecord& r) {
+  admin::AuditRecord a;
+  a.ts = r.start;
+  a.conn = r.conn;
+  a.client = r.client;
+  a.userAgent = r.user_agent;
+  a.method = r.method;
+  a.path = admin::redact_path(r.target);
+  a.verb = r.verb;
+  a.resource = r.resource;
+  a.subresource = r.subresource;
+  a.namespace_ = r.namespace_;
+  a.name = r.name;
+  a.watch = r.watch;
+  if (!r.rule.empty()) {
+    a.rule = r.rule;
+    a.action = r.action;
+  }
+  a.status = r.status;
+  a.upstreamStatus = r.upstream_status;
+  a.bytesIn = r.bytes_in;
+  a.bytesOut = r.bytes_out;
+  a.durationUs = static_cast<std::uint64_t>(r.duration.count());
+  audit_.append(std::move(a));
+  metrics_.request_done(r.verb, r.resource, r.status);
+  if (!r.rule.empty()) metrics_.fault_fired(r.rule, r.action);
+  if (r.upstream_latency) metrics_.upstream_latency(*r.upstream_latency);
+}
+
+void AdminBridge::set_scenario_text(std::string text) {
+  std::lock_guard lock(mutex_);
+  scenario_text_ = std::move(text);
+}
+
+std::optional<admin::ScenarioDocument> AdminBridge::scenario(admin::ScenarioFormat) {
+  if (!engine_.scenario()) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  return admin::ScenarioDocument{scenario_text_, admin::ScenarioFormat::yaml};
+}
+
+admin::ScenarioReplaceResult AdminBridge::replace_scenario(std::string_view yaml) {
+  admin::ScenarioReplaceResult result;
+  try {
+    auto scenario = faults::load_scenario_text(yaml, "PUT /v1/scenario");
+    engine_.load(scenario);
+    set_scenario_text(std::string(yaml));
+    if (server_) server_->enforce_outage();  // a new scenario ends any outage
+    result.info = {{"name", scenario->metadata.name}, {"rules", scenario->faults.size()}, {"armed", false}};
+    spdlog::info("scenario '{}' loaded from the admin API ({} rules, disarmed)", scenario->metadata.name,
+                 scenario->faults.size());
+  } catch (const faults::ScenarioError& e) {
+    result.errors = e.errors();
+  }
+  return result;
+}
+
+boost::json::value AdminBridge::arm() {
+  auto scenario = engine_.scenario();
+  if (!scenario) throw admin::AdminError(409, "no scenario loaded: nothing to arm");
+  engine_.arm(clock_.now());
+  spdlog::info("armed scenario '{}'", scenario->metadata.name);
+  return {{"armed", true}, {"scenario", scenario->metadata.name}};
+}
+
+boost::json::value AdminBridge::disarm() {
+  engine_.disarm();
+  if (server_) server_->enforce_outage();  // reopens the listener after a refuse outage
+  spdlog::info("disarmed");
+  return {{"armed", false}};
+}
+
+boost::json::value AdminBridge::outage(const admin::OutageRequest& request) {
+  engine_.start_outage(request.mode, request.duration, clock_.now());
+  if (server_) server_->enforce_outage();
+  return {{"outage", faults::actions::to_string(request.mode)}, {"durationMs", request.duration.count()}};
+}
+
+boost::json::value AdminBridge::rules() {
+  boost::json::array rules;
+  for (const auto& c : engine_.counters()) {
+    rules.push_back({{"name", c.name}, {"matched", c.matched}, {"fired", c.fired}, {"windowOpened", c.window_opened}});
+  }
+  return {{"armed", engine_.armed()}, {"rules", std::move(rules)}};
+}
+
+admin::AuditSince AdminBridge::audit_since(std::optional<std::uint64_t> since, std::size_t limit) {
+  return since ? audit_.since(*since, limit) : audit_.retained(limit);
+}
+
+}  // namespace faultline::app

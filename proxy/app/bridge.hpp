@@ -1,0 +1,62 @@
+#pragma once
+// Glue between the relay (faultline::proxy) and the admin side (faultline::proxy_admin): the audit
+// log and metrics observe the relay; the admin API drives the engine and the server.
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "faultline/admin/admin_backend.hpp"
+#include "faultline/admin/audit_log.hpp"
+#include "faultline/admin/proxy_metrics.hpp"
+#include "faultline/faults/engine.hpp"
+#include "faultline/proxy/observer.hpp"
+#include "faultline/proxy/server.hpp"
+
+namespace faultline::app {
+
+// Every finished request becomes one audit record and a few metric updates.
+class AuditingObserver final : public proxy::Observer {
+ public:
+  AuditingObserver(admin::AuditLog& audit, admin::ProxyMetrics& metrics) : audit_(audit), metrics_(metrics) {}
+  void connection_opened() override { metrics_.open_connections.inc(); }
+  void connection_closed() override { metrics_.open_connections.dec(); }
+  void watch_opened() override { metrics_.open_watches.inc(); }
+  void watch_closed() override { metrics_.open_watches.dec(); }
+  void exchange_done(const proxy::ExchangeRecord& record) override;
+
+ private:
+  admin::AuditLog& audit_;
+  admin::ProxyMetrics& metrics_;
+};
+
+// The running scenario as the admin API sees it: the snapshot in the engine plus its YAML text.
+class AdminBridge final : public admin::AdminBackend {
+ public:
+  AdminBridge(faults::Engine& engine, const faults::Clock& clock, admin::AuditLog& audit, admin::ProxyMetrics& metrics)
+      : engine_(engine), clock_(clock), audit_(audit), metrics_(metrics) {}
+
+  // The server is created after the bridge (it needs the observer); set it before serving.
+  void attach(proxy::Server& server) { server_ = &server; }
+  void set_scenario_text(std::string text);
+
+  std::optional<admin::ScenarioDocument> scenario(admin::ScenarioFormat preferred) override;
+  admin::ScenarioReplaceResult replace_scenario(std::string_view yaml) override;
+  boost::json::value arm() override;
+  boost::json::value disarm() override;
+  boost::json::value outage(const admin::OutageRequest& request) override;
+  boost::json::value rules() override;
+  admin::AuditSince audit_since(std::optional<std::uint64_t> since, std::size_t limit) override;
+  std::string metrics_text() override { return metrics_.render(); }
+
+ private:
+  faults::Engine& engine_;
+  const faults::Clock& clock_;
+  admin::AuditLog& audit_;
+  admin::ProxyMetrics& metrics_;
+  proxy::Server* server_ = nullptr;
+  std::mutex mutex_;
+  std::string scenario_text_;
+};
+
+}  // namespace faultline::app

@@ -1,0 +1,82 @@
+#pragma once
+// How the relay carries out an engine Plan. Each fault action (proxy/src/actions/, one file each)
+// turns its part of the plan into a Disposition: a few primitive steps the session performs
+// (answer locally, wait, forward, discard the answer, cut the connection, hang, filter the watch
+// stream). Pure values: no sockets here, so every action is testable on its own.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "faultline/faults/engine.hpp"
+
+namespace faultline::proxy {
+
+// Acts on the events of one watch response stream (JSON framing).
+class WatchFilter {
+ public:
+  enum class End { none, clean, reset };  // how the stream goes on after this step
+  struct Step {
+    std::vector<std::string> emit;  // events to write to the client, in order
+    End end = End::none;
+  };
+
+  virtual ~WatchFilter() = default;
+  // Before the first event (e.g. watch-gone after 0 events).
+  virtual Step on_start() { return {}; }
+  // One complete event from upstream (with its trailing newline).
+  virtual Step on_event(std::string_view event) = 0;
+  // A time after which the stream is cut (watch-reset after T), counted from the response start.
+  virtual std::optional<std::chrono::milliseconds> deadline() const { return std::nullopt; }
+  virtual End at_deadline() const { return End::reset; }
+  // True once the fault actually did something to the stream (for logs and tests).
+  bool acted() const { return acted_; }
+  // The relay reached deadline() and cut the stream.
+  void acted_by_deadline() { acted_ = true; }
+
+ protected:
+  static Step pass(std::string_view event) { return Step{{std::string(event)}, End::none}; }
+  bool acted_ = false;
+};
+
+enum class Cut { none, reset, close };
+
+struct Disposition {
+  std::optional<faults::HttpResponse> respond;  // answer locally instead of forwarding
+  std::chrono::milliseconds wait_before{0};     // hold the request before acting (delay)
+  bool forward = true;                          // send the request upstream
+  bool discard_response = false;                // read the upstream answer, never relay it
+  Cut cut = Cut::none;                          // then cut the client connection
+  bool hang = false;                            // then hold the connection, never answer ...
+  std::optional<std::chrono::milliseconds> hang_for;  // ... until this elapses (then close)
+  std::unique_ptr<WatchFilter> watch_filter;    // act on the watch stream's events
+  bool json_upstream = false;                   // ask upstream for JSON (watch framing)
+  // Whole-proxy outage to enforce (reset/refuse: cut every live connection; refuse: close the
+  // listener) until `outage_for` from now.
+  std::optional<faults::actions::Outage::Mode> outage;
+  std::chrono::milliseconds outage_for{0};
+};
+
+// The disposition of `plan` (forward untouched when nothing fires).
+Disposition dispose(const faults::Plan& plan);
+
+// One function per action type (proxy/src/actions/<type>.cpp).
+namespace actions {
+Disposition respond(const faults::Plan& plan);
+Disposition reset();
+Disposition close();
+Disposition delay(const faults::Plan& plan);
+Disposition hang(const faults::actions::Hang& action);
+Disposition drop_response(const faults::actions::DropResponse& action);
+Disposition outage(const faults::actions::Outage& action);
+Disposition watch_reset(const faults::actions::WatchReset& action);
+Disposition watch_gone(const faults::actions::WatchGone& action);
+Disposition watch_inject(const faults::actions::WatchInject& action);
+Disposition watch_drop(const faults::actions::WatchDrop& action);
+}  // namespace actions
+
+}  // namespace faultline::proxy

@@ -1,0 +1,76 @@
+#pragma once
+// The relay server: accepts TLS connections from clients, reads HTTP/1.1 requests, asks the engine
+// for a plan per request and carries it out (usually: forward to kube-apiserver and stream the
+// answer back). One strand per connection; the io_context may be run by several threads.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "faultline/faults/clock.hpp"
+#include "faultline/faults/engine.hpp"
+#include "faultline/net/certs.hpp"
+#include "faultline/net/endpoint.hpp"
+#include "faultline/net/tls.hpp"
+#include "faultline/proxy/observer.hpp"
+
+namespace faultline::proxy {
+
+struct UpstreamOptions {
+  net::Endpoint endpoint;  // kube-apiserver host:port
+  std::string base_path;   // prefix of every forwarded target ("" for a plain apiserver URL)
+  net::ClientTlsOptions tls;  // CA / insecure / client identity (from --upstream-kubeconfig)
+  // Identity replacement (--upstream-kubeconfig): the client's Authorization header is dropped
+  // and, when set, this bearer token is sent instead. Without replacement Authorization passes.
+  bool replace_identity = false;
+  std::string token;
+};
+
+struct ServerOptions {
+  net::Endpoint listen{"127.0.0.1", 0};
+  net::CertifiedKey serving;  // serving certificate (+ chain) and key
+  UpstreamOptions upstream;
+  std::size_t header_limit = 1024 * 1024;          // request header bytes (as Go's default)
+  std::chrono::milliseconds header_timeout{30000};  // from first byte to end of the header
+  std::chrono::milliseconds idle_timeout{120000};   // keep-alive wait for the next request
+  std::chrono::milliseconds handshake_timeout{10000};
+  std::chrono::milliseconds io_timeout{120000};     // per body read/write on non-streaming requests
+  std::chrono::milliseconds connect_timeout{10000}; // upstream TCP + TLS
+  std::size_t relay_buffer = 64 * 1024;             // bytes per direction per connection
+};
+
+class Server {
+ public:
+  Server(boost::asio::io_context& ioc, ServerOptions options, faults::Engine& engine, const faults::Clock& clock,
+         Observer* observer = nullptr);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds and starts accepting. Throws std::system_error naming the address on failure.
+  void start();
+  boost::asio::ip::tcp::endpoint local_endpoint() const;
+
+  // Applies the engine's current outage to live connections and the listener (call after
+  // Engine::start_outage or Engine::disarm from outside the relay; the relay calls it itself when
+  // a rule starts an outage). Thread-safe.
+  void enforce_outage();
+
+  // Graceful stop: stop accepting, close idle connections at once, cut watches and upgraded
+  // tunnels, let requests in flight finish for up to `drain`, then reset what is left.
+  // Thread-safe; the io_context runs out of relay work afterwards.
+  void stop(std::chrono::milliseconds drain);
+
+  std::size_t open_connections() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace faultline::proxy

@@ -1,0 +1,267 @@
+// faultline-proxy: a TLS man-in-the-middle in front of kube-apiserver that carries out a
+// scenario's fault rules. See README "faultline-proxy" and `faultline-proxy --help`.
+
+#include <CLI/CLI.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "app/bridge.hpp"
+#include "faultline/admin/admin_server.hpp"
+#include "faultline/faults/scenario.hpp"
+#include "faultline/net/certs.hpp"
+#include "faultline/net/endpoint.hpp"
+#include "faultline/net/kubeconfig.hpp"
+#include "faultline/proxy/server.hpp"
+
+namespace fs = std::filesystem;
+using namespace faultline;
+
+namespace {
+
+struct Flags {
+  std::string listen = "127.0.0.1:8443";
+  std::string admin = "127.0.0.1:8444";
+  std::string admin_token_file;
+  std::string upstream;
+  std::string upstream_ca;
+  bool upstream_insecure = false;
+  std::string upstream_kubeconfig;
+  std::string upstream_context;
+  std::string ca_cert;
+  std::string ca_key;
+  std::string ca_out;
+  std::vector<std::string> sans = net::default_sans();
+  std::string write_kubeconfig;
+  std::string scenario;
+  bool arm = false;
+  std::string audit_log;
+  std::string log_level = "info";
+  std::string ready_file;
+  unsigned threads = 2;
+  double drain_seconds = 10;
+  double header_timeout = 30;
+  double idle_timeout = 120;
+  std::size_t max_header_bytes = 1024 * 1024;
+};
+
+void define_flags(CLI::App& app, Flags& f) {
+  app.add_option("--listen", f.listen, "HOST:PORT the proxy serves TLS on (port 0: pick a free one)")
+      ->capture_default_str();
+  app.add_option("--admin", f.admin, "HOST:PORT of the admin HTTP API (plain HTTP; keep it on loopback)")
+      ->capture_default_str();
+  app.add_option("--admin-token-file", f.admin_token_file,
+                 "file holding a bearer token the admin API requires (except /healthz)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--upstream", f.upstream,
+                 "https://HOST:PORT of kube-apiserver (default: the server of --upstream-kubeconfig)");
+  app.add_option("--upstream-ca", f.upstream_ca, "CA bundle (PEM) that verifies the apiserver")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--upstream-insecure", f.upstream_insecure,
+               "do NOT verify the apiserver's certificate (testing only)");
+  app.add_option("--upstream-kubeconfig", f.upstream_kubeconfig,
+                 "kubeconfig whose identity (client certificate or token) the proxy uses upstream, "
+                 "replacing the client's Authorization; also supplies server and CA when not given")
+      ->check(CLI::ExistingFile);
+  app.add_option("--upstream-context", f.upstream_context, "context of --upstream-kubeconfig (default: current)");
+  app.add_option("--ca-cert", f.ca_cert, "CA certificate (PEM) to mint the serving certificate from")
+      ->check(CLI::ExistingFile);
+  app.add_option("--ca-key", f.ca_key, "key (PEM) of --ca-cert")->check(CLI::ExistingFile);
+  app.add_option("--ca-out", f.ca_out,
+                 "without --ca-cert: directory to write the generated CA to (ca.crt, ca.key)");
+  app.add_option("--san", f.sans, "subject alternative name of the serving certificate (repeatable)")
+      ->capture_default_str();
+  app.add_option("--write-kubeconfig", f.write_kubeconfig,
+                 "write a kubeconfig pointing at the proxy (trusting its CA) to this path");
+  app.add_option("--scenario", f.scenario, "scenario file to load at start (faults stay off until armed)")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--arm", f.arm, "arm the --scenario at start (time zero = start-up)");
+  app.add_option("--audit-log", f.audit_log, "append one JSON line per request to this file");
+  app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  app.add_option("--ready-file", f.ready_file,
+                 "write {\"listen\":\"HOST:PORT\",\"admin\":\"HOST:PORT\"} here once both listen");
+  app.add_option("--threads", f.threads, "relay threads")->check(CLI::Range(1u, 64u))->capture_default_str();
+  app.add_option("--drain-timeout", f.drain_seconds,
+                 "seconds requests in flight may take to finish on SIGTERM/SIGINT")
+      ->capture_default_str();
+  app.add_option("--header-timeout", f.header_timeout, "seconds a client may take to send a request header")
+      ->capture_default_str();
+  app.add_option("--idle-timeout", f.idle_timeout, "seconds an idle keep-alive connection stays open")
+      ->capture_default_str();
+  app.add_option("--max-header-bytes", f.max_header_bytes, "largest request header accepted (431 above)")
+      ->capture_default_str();
+  app.get_option("--ca-cert")->needs("--ca-key");
+  app.get_option("--ca-key")->needs("--ca-cert");
+  app.get_option("--ca-out")->excludes("--ca-cert");
+  app.get_option("--upstream-insecure")->excludes("--upstream-ca");
+  app.get_option("--arm")->needs("--scenario");
+}
+
+std::chrono::milliseconds seconds(double s) { return std::chrono::milliseconds(static_cast<long long>(s * 1000)); }
+
+// The CA that signs the serving certificate: the one given, or a new one written to --ca-out.
+net::CertifiedKey load_or_generate_ca(const Flags& f) {
+  if (!f.ca_cert.empty()) return {net::read_file(f.ca_cert), net::read_file(f.ca_key)};
+  auto ca = net::generate_ca("faultline-proxy-ca");
+  if (!f.ca_out.empty()) {
+    net::write_file(fs::path(f.ca_out) / "ca.crt", ca.cert_pem);
+    net::write_file(fs::path(f.ca_out) / "ca.key", ca.key_pem, true);
+    spdlog::info("generated a CA and wrote it to {}/ca.crt", f.ca_out);
+  } else {
+    spdlog::info("generated a CA (not written: no --ca-out); clients can trust it via --write-kubeconfig");
+  }
+  return ca;
+}
+
+proxy::UpstreamOptions upstream_options(const Flags& f) {
+  proxy::UpstreamOptions up;
+  std::string server = f.upstream;
+  if (!f.upstream_kubeconfig.empty()) {
+    auto kc = net::load_kubeconfig(f.upstream_kubeconfig, f.upstream_context);
+    if (server.empty()) server = kc.server;
+    up.tls = kc.tls_options();
+    up.token = kc.token;
+    up.replace_identity = kc.has_client_cert() || !kc.token.empty();
+    spdlog::info("upstream identity from {} (context {}, user {}: {})", f.upstream_kubeconfig, kc.context_name,
+                 kc.user_name, kc.has_client_cert() ? "client certificate" : (kc.token.empty() ? "none" : "token"));
+  }
+  if (server.empty()) throw CLI::ValidationError("--upstream", "required (or give --upstream-kubeconfig)");
+  auto url = net::parse_https_url(server);
+  up.endpoint = url.endpoint;
+  up.base_path = url.base_path;
+  if (!f.upstream_ca.empty()) up.tls.ca_pem = net::read_file(f.upstream_ca);
+  if (f.upstream_insecure) {
+    up.tls.insecure_skip_verify = true;
+    spdlog::warn("--upstream-insecure: the apiserver's certificate is NOT verified");
+  }
+  return up;
+}
+
+std::string host_port(const boost::asio::ip::tcp::endpoint& ep) {
+  return net::Endpoint{ep.address().to_string(), ep.port()}.to_string();
+}
+
+// Clients reach the proxy here: a wildcard listen address is reached over loopback.
+std::string client_address(const boost::asio::ip::tcp::endpoint& ep) {
+  auto address = ep.address();
+  if (address.is_unspecified()) address = address.is_v6() ? boost::asio::ip::address(boost::asio::ip::address_v6::loopback())
+                                                           : boost::asio::ip::address(boost::asio::ip::address_v4::loopback());
+  return net::Endpoint{address.to_string(), ep.port()}.to_string();
+}
+
+void write_ready_file(const std::string& path, const std::string& listen, const std::string& admin) {
+  std::string tmp = path + ".tmp";
+  net::write_file(tmp, "{\"listen\":\"" + listen + "\",\"admin\":\"" + admin + "\"}\n");
+  fs::rename(tmp, path);  // readers never see a half-written file
+}
+
+void setup_logging(const std::string& level) {
+  auto logger = spdlog::stderr_color_mt("faultline-proxy");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
+  spdlog::set_level(spdlog::level::from_str(level));
+}
+
+int run(const Flags& f) {
+  faults::SteadyClock clock;
+  faults::Engine engine;
+  admin::AuditLogOptions audit_options;
+  audit_options.path = f.audit_log;
+  admin::AuditLog audit(audit_options);
+  admin::ProxyMetrics metrics;
+  app::AuditingObserver observer(audit, metrics);
+  app::AdminBridge bridge(engine, clock, audit, metrics);
+
+  if (!f.scenario.empty()) {
+    auto scenario = faults::load_scenario_file(f.scenario);
+    engine.load(scenario);
+    bridge.set_scenario_text(net::read_file(f.scenario));
+    spdlog::info("scenario '{}' loaded from {} ({} rules)", scenario->metadata.name, f.scenario, scenario->faults.size());
+    if (f.arm) engine.arm(clock.now());
+  }
+
+  net::CertifiedKey ca = load_or_generate_ca(f);
+  proxy::ServerOptions options;
+  options.listen = net::parse_host_port(f.listen);
+  options.serving = net::mint_serving_cert(ca, f.sans);
+  options.upstream = upstream_options(f);
+  options.header_timeout = seconds(f.header_timeout);
+  options.idle_timeout = seconds(f.idle_timeout);
+  options.header_limit = f.max_header_bytes;
+
+  boost::asio::io_context ioc;
+  proxy::Server server(ioc, options, engine, clock, &observer);
+  bridge.attach(server);
+  server.start();
+
+  admin::AdminServerOptions admin_options;
+  auto admin_ep = net::parse_host_port(f.admin);
+  admin_options.address = admin_ep.host;
+  admin_options.port = admin_ep.port;
+  if (!f.admin_token_file.empty()) {
+    admin_options.token = net::read_file(f.admin_token_file);
+    while (!admin_options.token.empty() && std::isspace(static_cast<unsigned char>(admin_options.token.back())))
+      admin_options.token.pop_back();
+  }
+  admin::AdminServer admin_server(ioc, admin_options, bridge);
+  admin_server.start();
+
+  std::string listen = client_address(server.local_endpoint());
+  std::string admin_address = host_port(admin_server.local_endpoint());
+  spdlog::info("proxying https://{} -> https://{} (admin http://{})", listen, options.upstream.endpoint.to_string(),
+               admin_address);
+  if (!f.write_kubeconfig.empty()) {
+    net::KubeconfigSpec spec;
+    spec.name = "faultline-proxy";
+    spec.server = "https://" + listen;
+    spec.ca_pem = ca.cert_pem;
+    net::write_kubeconfig(f.write_kubeconfig, spec);
+    spdlog::info("wrote kubeconfig {}", f.write_kubeconfig);
+  }
+  if (!f.ready_file.empty()) write_ready_file(f.ready_file, listen, admin_address);
+
+  boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code ec, int signal) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", signal);
+    server.stop(seconds(f.drain_seconds));
+    admin_server.stop();
+  });
+
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < f.threads; ++i) threads.emplace_back([&] { ioc.run(); });
+  ioc.run();
+  for (auto& t : threads) t.join();
+  audit.flush();
+  spdlog::info("stopped; audit log flushed ({} records)", audit.last_seq());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"faultline-proxy: TLS man-in-the-middle in front of kube-apiserver that injects the faults of a "
+               "scenario. Transparent until a scenario is loaded and armed (--scenario/--arm or the admin API)."};
+  Flags flags;
+  define_flags(app, flags);
+  CLI11_PARSE(app, argc, argv);
+  setup_logging(flags.log_level);
+  try {
+    return run(flags);
+  } catch (const faults::ScenarioError& e) {
+    for (const auto& error : e.errors()) std::cerr << error << "\n";
+    std::cerr << "faultline-proxy: invalid scenario " << flags.scenario << "\n";
+  } catch (const CLI::Error& e) {
+    std::cerr << "faultline-proxy: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "faultline-proxy: " << e.what() << "\n";
+  }
+  return 1;
+}

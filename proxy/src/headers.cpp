@@ -1,0 +1,71 @@
+#include "faultline/proxy/headers.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace faultline::proxy {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split_commas(std::string_view value) {
+  std::vector<std::string_view> out;
+  while (true) {
+    auto comma = value.find(',');
+    out.push_back(trim(value.substr(0, comma)));
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_hop_by_hop(std::string_view name) {
+  static constexpr std::array<std::string_view, 8> kHopByHop = {
+      "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+      "upgrade"};
+  std::string l = lower(name);
+  return std::find(kHopByHop.begin(), kHopByHop.end(), l) != kHopByHop.end();
+}
+
+std::vector<std::string> connection_tokens(std::string_view connection_value) {
+  std::vector<std::string> out;
+  for (auto token : split_commas(connection_value)) {
+    if (!token.empty()) out.push_back(lower(token));
+  }
+  return out;
+}
+
+std::string accept_json_instead_of_protobuf(std::string_view accept) {
+  if (lower(accept).find("protobuf") == std::string::npos) return std::string(accept);
+  std::string out;
+  bool has_json = false;
+  for (auto item : split_commas(accept)) {
+    std::string media = lower(item.substr(0, item.find(';')));
+    if (media.find("protobuf") != std::string::npos) continue;
+    if (trim(media) == "application/json") has_json = true;
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  if (!has_json) out = out.empty() ? "application/json" : "application/json, " + out;
+  return out;
+}
+
+bool is_json_content_type(std::string_view content_type) {
+  std::string media = lower(trim(content_type.substr(0, content_type.find(';'))));
+  return media == "application/json";
+}
+
+}  // namespace faultline::proxy

@@ -1,0 +1,327 @@
+// Forwarding: the request goes upstream with its body streamed, the response comes back streamed
+// piece by piece (watch events as they arrive), upgrades (101) become a raw byte tunnel.
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/core/string.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include "faultline/net/tls.hpp"
+#include "faultline/proxy/headers.hpp"
+#include "faultline/proxy/watch_stream.hpp"
+#include "session.hpp"
+
+namespace faultline::proxy {
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// Removes hop-by-hop headers and those the Connection header names. An upgrade keeps Connection
+// and Upgrade: they are the handshake being relayed.
+template <class Fields>
+void strip_hop_by_hop(Fields& fields, bool keep_upgrade) {
+  std::vector<std::string> named = connection_tokens(fields[http::field::connection]);
+  std::vector<std::string> drop;
+  for (const auto& field : fields) {
+    std::string name(field.name_string());
+    bool upgrade_header = field.name() == http::field::connection || field.name() == http::field::upgrade;
+    if (keep_upgrade && upgrade_header) continue;
+    std::string lower_name = name;
+    for (auto& c : lower_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    bool listed = std::find(named.begin(), named.end(), lower_name) != named.end();
+    if (is_hop_by_hop(name) || (listed && !(keep_upgrade && lower_name == "upgrade"))) drop.push_back(name);
+  }
+  for (const auto& name : drop) fields.erase(name);
+}
+
+bool wants_upgrade(const http::request<http::buffer_body>& req) {
+  if (req.count(http::field::upgrade) == 0) return false;
+  auto tokens = connection_tokens(req[http::field::connection]);
+  return std::find(tokens.begin(), tokens.end(), "upgrade") != tokens.end();
+}
+
+void throw_if(const boost::system::error_code& ec, const char* what) {
+  if (ec) throw boost::system::system_error(ec, what);
+}
+
+}  // namespace
+
+asio::awaitable<void> Session::connect_upstream() {
+  const auto& up = options_.upstream;
+  upstream_ = std::make_unique<Upstream>(client_.get_executor(), server_->upstream_tls);
+  tcp::resolver resolver(client_.get_executor());
+  auto [rec, results] = co_await resolver.async_resolve(up.endpoint.host, std::to_string(up.endpoint.port), use_tuple);
+  throw_if(rec, "resolving the upstream");
+  auto& tcp_layer = beast::get_lowest_layer(upstream_->stream);
+  tcp_layer.expires_after(options_.connect_timeout);
+  auto [cec, ep] = co_await tcp_layer.async_connect(results, use_tuple);
+  throw_if(cec, "connecting upstream");
+  tcp_layer.socket().set_option(tcp::no_delay(true));
+  net::prepare_client_ssl(upstream_->stream.native_handle(), up.endpoint.host, !up.tls.insecure_skip_verify);
+  auto [hec] = co_await upstream_->stream.async_handshake(asio::ssl::stream_base::client, use_tuple);
+  if (hec) {
+    spdlog::error("upstream TLS handshake with {} failed: {}", up.endpoint.to_string(), hec.message());
+    throw boost::system::system_error(hec, "upstream TLS handshake");
+  }
+}
+
+void Session::prepare_upstream_request(Exchange& ex) {
+  auto& req = ex.parser.get();
+  const auto& up = options_.upstream;
+  strip_hop_by_hop(req.base(), wants_upgrade(req));
+  req.set(http::field::host, up.endpoint.to_string());
+  if (!up.base_path.empty()) req.target(up.base_path + std::string(req.target()));
+  if (up.replace_identity) {
+    req.erase(http::field::authorization);
+    if (!up.token.empty()) req.set(http::field::authorization, "Bearer " + up.token);
+  }
+  if (ex.disposition.json_upstream && req.count(http::field::accept) > 0) {
+    req.set(http::field::accept, accept_json_instead_of_protobuf(req[http::field::accept]));
+  }
+}
+
+asio::awaitable<void> Session::send_request(Exchange& ex) {
+  prepare_upstream_request(ex);
+  auto& req = ex.parser.get();
+  // The proxy answers "Expect: 100-continue" itself (it is hop-by-hop in practice): the client
+  // sends the body at once, and upstream never sends an interim response.
+  if (beast::iequals(req[http::field::expect], "100-continue")) {
+    req.erase(http::field::expect);
+    http::response<http::empty_body> go_on{http::status::continue_, 11};
+    client_tcp().expires_after(options_.io_timeout);
+    co_await http::async_write(client_, go_on, asio::use_awaitable);
+  }
+  http::serializer<true, http::buffer_body> sr{req};
+  // A kept-alive upstream connection may have been closed by the apiserver meanwhile: nothing has
+  // been sent yet, so one reconnect is safe.
+  for (int attempt = 0;; ++attempt) {
+    if (!upstream_) co_await connect_upstream();
+    beast::get_lowest_layer(upstream_->stream).expires_after(options_.io_timeout);
+    auto [ec, n] = co_await http::async_write_header(upstream_->stream, sr, use_tuple);
+    if (!ec) break;
+    bool retry = upstream_->reused && attempt == 0;
+    close_upstream();
+    if (!retry) throw boost::system::system_error(ec, "sending the request upstream");
+  }
+  upstream_->reused = true;
+  auto& body = req.body();
+  do {
+    if (!ex.parser.is_done()) {
+      body.data = up_chunk_.data();
+      body.size = up_chunk_.size();
+      client_tcp().expires_after(options_.io_timeout);
+      auto [ec, n] = co_await http::async_read_some(client_, client_buffer_, ex.parser, use_tuple);
+      if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the request body");
+      body.size = up_chunk_.size() - body.size;
+      body.data = up_chunk_.data();
+      body.more = !ex.parser.is_done();
+      ex.record.bytes_in += body.size;
+      if (body.size == 0 && body.more) continue;
+    } else {
+      body.data = nullptr;
+      body.size = 0;
+      body.more = false;
+    }
+    beast::get_lowest_layer(upstream_->stream).expires_after(options_.io_timeout);
+    auto [ec, n] = co_await http::async_write(upstream_->stream, sr, use_tuple);
+    if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "sending the request body upstream");
+  } while (!ex.parser.is_done() || !sr.is_done());
+}
+
+void Session::prepare_client_response(http::response<http::buffer_body>& res, const Exchange& ex, bool upgrade) {
+  strip_hop_by_hop(res.base(), upgrade);
+  res.version(11);
+  if (!upgrade) res.keep_alive(ex.client_keep_alive && !draining_);
+}
+
+asio::awaitable<bool> Session::relay_response(Exchange& ex) {
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(boost::none);
+  if (ex.parser.get().method() == http::verb::head) parser.skip(true);
+  auto& up_tcp = beast::get_lowest_layer(upstream_->stream);
+  if (ex.request.info.is_watch()) up_tcp.expires_never();
+  else up_tcp.expires_after(options_.io_timeout);
+  auto sent = std::chrono::steady_clock::now();
+  auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
+  throw_if(ec, "reading the upstream response header");
+  if (parser.get().result_int() / 100 == 1 && parser.get().result() != http::status::switching_protocols) {
+    // An interim response (100, 103): the client does not need it; the final one follows.
+    co_return co_await relay_response(ex);
+  }
+  ex.record.upstream_latency = std::chrono::steady_clock::now() - sent;
+  auto& res = parser.get();
+  ex.record.upstream_status = res.result_int();
+  bool upstream_keep_alive = res.keep_alive();
+  bool upgrade = res.result() == http::status::switching_protocols;
+  prepare_client_response(res, ex, upgrade);
+
+  WatchFilter* filter = ex.disposition.watch_filter.get();
+  if (filter && ex.disposition.json_upstream &&
+      (!res.chunked() || !is_json_content_type(res[http::field::content_type]))) {
+    spdlog::error("conn {}: rule '{}' ({}) cannot act: the watch response is not chunked JSON (Content-Type '{}')", id_,
+                  ex.record.rule, ex.record.action, std::string(res[http::field::content_type]));
+    filter = nullptr;
+  }
+  bool keep_going = co_await stream_body(parser, ex, filter);
+  if (upgrade) {
+    co_await tunnel();
+    co_return false;
+  }
+  if (upstream_ && !upstream_keep_alive) close_upstream();
+  co_return keep_going;
+}
+
+// Writes the response header and then the body as it arrives. With a watch filter, the body is cut
+// into events and the filter decides what the client gets. Returns false when the client
+// connection must not carry another request.
+asio::awaitable<bool> Session::stream_body(http::response_parser<http::buffer_body>& parser, Exchange& ex,
+                                           WatchFilter* filter) {
+  auto& res = parser.get();
+  http::serializer<false, http::buffer_body> sr{res};
+  client_tcp().expires_after(options_.io_timeout);
+  auto [hec, hn] = co_await http::async_write_header(client_, sr, use_tuple);
+  throw_if(hec, "writing the response header");
+  ex.record.status = res.result_int();
+  if (res.result() == http::status::switching_protocols) co_return false;
+
+  bool streaming = ex.request.info.is_watch();
+  if (streaming) {
+    state_ = State::streaming;
+    if (server_->observer) server_->observer->watch_opened();
+  }
+  struct WatchGuard {
+    Session* s;
+    bool on;
+    ~WatchGuard() {
+      if (on && s->server_->observer) s->server_->observer->watch_closed();
+    }
+  } guard{this, streaming};
+
+  auto& up_tcp = beast::get_lowest_layer(upstream_->stream);
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (filter && filter->deadline()) deadline = std::chrono::steady_clock::now() + *filter->deadline();
+  JsonFrameSplitter splitter;
+  WatchFilter::End end = WatchFilter::End::none;
+  std::string out;
+  auto apply = [&](WatchFilter::Step step) {
+    for (auto& event : step.emit) out += event;
+    end = step.end;
+  };
+  if (filter && ex.disposition.json_upstream) apply(filter->on_start());
+
+  auto& body = res.body();
+  while (end == WatchFilter::End::none && !parser.is_done()) {
+    body.data = down_chunk_.data();
+    body.size = down_chunk_.size();
+    if (deadline) up_tcp.expires_at(*deadline);
+    else if (streaming) up_tcp.expires_never();
+    else up_tcp.expires_after(options_.io_timeout);
+    auto [ec, n] = co_await http::async_read_some(upstream_->stream, upstream_->buffer, parser, use_tuple);
+    if (ec == beast::error::timeout && deadline) {
+      filter->acted_by_deadline();
+      end = filter->at_deadline();
+      break;
+    }
+    if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the upstream body");
+    std::size_t got = down_chunk_.size() - body.size;
+    if (filter && ex.disposition.json_upstream) {
+      for (auto& event : splitter.feed({down_chunk_.data(), got})) {
+        if (end == WatchFilter::End::none) apply(filter->on_event(event));
+      }
+    } else {
+      out.append(down_chunk_.data(), got);
+    }
+    if (!out.empty() || (parser.is_done() && end == WatchFilter::End::none)) {
+      bool more = !parser.is_done() && end == WatchFilter::End::none;
+      co_await write_body_piece(sr, res, out.data(), out.size(), more || end != WatchFilter::End::none, ex);
+      out.clear();
+    }
+  }
+  if (end == WatchFilter::End::reset) {
+    if (!out.empty()) co_await write_body_piece(sr, res, out.data(), out.size(), true, ex);
+    cut_now(Cut::reset);
+    co_return false;
+  }
+  if (!sr.is_done()) co_await write_body_piece(sr, res, out.data(), out.size(), false, ex);
+  if (!parser.is_done()) close_upstream();  // the upstream response was abandoned mid-stream
+  state_ = State::busy;
+  co_return true;
+}
+
+asio::awaitable<void> Session::write_body_piece(http::serializer<false, http::buffer_body>& sr,
+                                                http::response<http::buffer_body>& res, const char* data,
+                                                std::size_t size, bool more, Exchange& ex) {
+  auto& body = res.body();
+  body.data = size > 0 ? const_cast<char*>(data) : nullptr;
+  body.size = size;
+  body.more = more;
+  client_tcp().expires_after(options_.io_timeout);
+  auto [ec, n] = co_await http::async_write(client_, sr, use_tuple);
+  if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "writing the response body");
+  ex.record.bytes_out += size;
+}
+
+asio::awaitable<void> Session::discard_response(http::response_parser<http::buffer_body>& parser, Exchange& ex) {
+  parser.body_limit(boost::none);
+  auto& up_tcp = beast::get_lowest_layer(upstream_->stream);
+  up_tcp.expires_after(options_.io_timeout);
+  auto sent = std::chrono::steady_clock::now();
+  auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
+  throw_if(ec, "reading the upstream response header");
+  ex.record.upstream_latency = std::chrono::steady_clock::now() - sent;
+  ex.record.upstream_status = parser.get().result_int();
+  auto& body = parser.get().body();
+  while (!parser.is_done()) {
+    body.data = down_chunk_.data();
+    body.size = down_chunk_.size();
+    auto [rec, rn] = co_await http::async_read(upstream_->stream, upstream_->buffer, parser, use_tuple);
+    if (rec && rec != http::error::need_buffer) throw boost::system::system_error(rec, "reading the upstream body");
+  }
+  if (!parser.get().keep_alive()) close_upstream();
+}
+
+// After a 101: bytes flow both ways untouched until either side closes; then both are closed.
+asio::awaitable<void> Session::tunnel() {
+  state_ = State::streaming;
+  client_tcp().expires_never();
+  beast::get_lowest_layer(upstream_->stream).expires_never();
+  asio::co_spawn(client_.get_executor(), pump(shared_from_this(), true), asio::detached);
+  co_await pump(shared_from_this(), false);
+}
+
+asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_to_upstream) {
+  // Bytes already read past the HTTP header belong to the tunnel.
+  beast::flat_buffer& leftover = client_to_upstream ? self->client_buffer_ : self->upstream_->buffer;
+  std::vector<char>& chunk = client_to_upstream ? self->up_chunk_ : self->down_chunk_;
+  auto write_to = [&](auto buffers) -> asio::awaitable<boost::system::error_code> {
+    if (self->cut_ || !self->upstream_) co_return asio::error::operation_aborted;
+    auto [ec, n] = client_to_upstream ? co_await asio::async_write(self->upstream_->stream, buffers, use_tuple)
+                                      : co_await asio::async_write(self->client_, buffers, use_tuple);
+    co_return ec;
+  };
+  if (leftover.size() > 0) {
+    auto ec = co_await write_to(leftover.data());
+    leftover.consume(leftover.size());
+    if (ec) {
+      self->cut_now(Cut::close);
+      co_return;
+    }
+  }
+  for (;;) {
+    if (self->cut_ || !self->upstream_) break;
+    auto [ec, n] = client_to_upstream ? co_await self->client_.async_read_some(asio::buffer(chunk), use_tuple)
+                                      : co_await self->upstream_->stream.async_read_some(asio::buffer(chunk), use_tuple);
+    if (ec) break;
+    if (co_await write_to(asio::buffer(chunk.data(), n))) break;
+  }
+  self->cut_now(Cut::close);
+}
+
+}  // namespace faultline::proxy

@@ -1,0 +1,198 @@
+// Accepting connections, the registry of live sessions, outage enforcement and shutdown.
+#include "faultline/proxy/server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include "server_impl.hpp"
+#include "session.hpp"
+
+namespace faultline::proxy {
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+void reset_socket(tcp::socket& socket) {
+  boost::system::error_code ec;
+  socket.set_option(asio::socket_base::linger(true, 0), ec);
+  socket.close(ec);
+}
+
+asio::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> impl) {
+  for (;;) {
+    if (!impl->acceptor || !impl->acceptor->is_open()) co_return;
+    auto [ec, accepted] = co_await impl->acceptor->async_accept(asio::make_strand(impl->ioc), use_tuple);
+    tcp::socket socket(std::move(accepted));  // keeps the strand as its executor
+    if (ec == asio::error::operation_aborted || !impl->acceptor || !impl->acceptor->is_open()) co_return;
+    if (ec) {
+      spdlog::warn("accept failed: {}", ec.message());
+      continue;
+    }
+    if (impl->stopping) {
+      reset_socket(socket);
+      continue;
+    }
+    auto outage = impl->engine.outage(impl->clock.now());
+    if (outage && outage->mode != faults::actions::Outage::Mode::blackhole) {
+      reset_socket(socket);  // the "apiserver" is down: connections die at once
+      continue;
+    }
+    boost::system::error_code nec;
+    socket.set_option(tcp::no_delay(true), nec);
+    auto session = std::make_shared<Session>(impl, std::move(socket), impl->next_conn++);
+    {
+      std::lock_guard lock(impl->mutex);
+      impl->sessions.push_back(session);
+    }
+    session->start();
+  }
+}
+
+}  // namespace
+
+Server::Impl::Impl(asio::io_context& io, ServerOptions opts, faults::Engine& eng, const faults::Clock& clk,
+                   Observer* obs)
+    : ioc(io),
+      options(std::move(opts)),
+      engine(eng),
+      clock(clk),
+      observer(obs),
+      server_tls(net::make_server_context(options.serving)),
+      upstream_tls(net::make_client_context(options.upstream.tls)),
+      listener_strand(asio::make_strand(io)),
+      reopen_timer(listener_strand),
+      drain_timer(listener_strand) {}
+
+void Server::Impl::open_listener() {
+  tcp::acceptor a(listener_strand);
+  auto endpoint = bound.port() != 0 ? bound
+                                    : tcp::endpoint(asio::ip::make_address(options.listen.host), options.listen.port);
+  a.open(endpoint.protocol());
+  a.set_option(asio::socket_base::reuse_address(true));
+  a.bind(endpoint);
+  a.listen(asio::socket_base::max_listen_connections);
+  bound = a.local_endpoint();
+  acceptor.emplace(std::move(a));
+}
+
+void Server::Impl::start_accepting() { asio::co_spawn(listener_strand, accept_loop(shared_from_this()), asio::detached); }
+
+void Server::Impl::close_listener() {
+  boost::system::error_code ec;
+  if (acceptor) acceptor->close(ec);
+}
+
+void Server::Impl::schedule_reopen(faults::Clock::duration after) {
+  reopen_timer.expires_after(after);
+  reopen_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec) return;
+    self->enforce_outage();  // reopens when the outage is over, re-arms the timer otherwise
+  });
+}
+
+std::list<std::shared_ptr<Session>> Server::Impl::live_sessions() {
+  std::list<std::shared_ptr<Session>> out;
+  std::lock_guard lock(mutex);
+  for (auto& weak : sessions) {
+    if (auto s = weak.lock()) out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void Server::Impl::forget(const Session* session) {
+  std::lock_guard lock(mutex);
+  sessions.remove_if([session](const std::weak_ptr<Session>& w) {
+    auto s = w.lock();
+    return !s || s.get() == session;
+  });
+  if (stopping && sessions.empty()) {
+    asio::post(listener_strand, [self = shared_from_this()] { self->drain_timer.cancel(); });
+  }
+}
+
+// Runs on any thread; listener changes are posted to the listener strand.
+void Server::Impl::enforce_outage() {
+  auto now = clock.now();
+  auto outage = engine.outage(now);
+  bool cut_live = false;
+  {
+    std::lock_guard lock(mutex);
+    if (outage && enforced_until == outage->until) return;
+    enforced_until = outage ? std::optional(outage->until) : std::nullopt;
+    cut_live = outage && outage->mode != faults::actions::Outage::Mode::blackhole;
+  }
+  if (cut_live) {
+    spdlog::warn("outage ({}, rule '{}'): resetting live connections for {} ms", faults::actions::to_string(outage->mode),
+                 outage->rule, std::chrono::duration_cast<std::chrono::milliseconds>(outage->until - now).count());
+    for (auto& session : live_sessions()) session->abort(Cut::reset);
+  }
+  bool refuse = outage && outage->mode == faults::actions::Outage::Mode::refuse;
+  auto remaining = outage ? outage->until - now : faults::Clock::duration{};
+  asio::post(listener_strand, [self = shared_from_this(), refuse, remaining] {
+    if (self->stopping) return;
+    if (refuse && !self->listener_refused) {
+      self->listener_refused = true;
+      self->close_listener();
+      spdlog::warn("outage (refuse): listener closed");
+    } else if (!refuse && self->listener_refused) {
+      self->listener_refused = false;
+      try {
+        self->open_listener();
+        self->start_accepting();
+        spdlog::info("outage over: listening again on {}", self->bound.port());
+      } catch (const std::exception& e) {
+        spdlog::error("outage over but the listener could not be reopened on port {}: {}", self->bound.port(), e.what());
+      }
+    }
+    if (refuse) self->schedule_reopen(remaining);
+  });
+}
+
+void Server::Impl::stop(std::chrono::milliseconds drain) {
+  if (stopping.exchange(true)) return;
+  asio::post(listener_strand, [self = shared_from_this(), drain] {
+    self->close_listener();
+    self->reopen_timer.cancel();
+    auto live = self->live_sessions();
+    spdlog::info("stopping: {} open connections, draining up to {} ms", live.size(), drain.count());
+    for (auto& session : live) session->drain();
+    if (live.empty()) return;
+    self->drain_timer.expires_after(drain);
+    self->drain_timer.async_wait([self](boost::system::error_code ec) {
+      if (ec) return;
+      auto left = self->live_sessions();
+      if (!left.empty()) spdlog::warn("drain bound reached: resetting {} connections", left.size());
+      for (auto& session : left) session->abort(Cut::reset);
+    });
+  });
+}
+
+Server::Server(asio::io_context& ioc, ServerOptions options, faults::Engine& engine, const faults::Clock& clock,
+               Observer* observer)
+    : impl_(std::make_shared<Impl>(ioc, std::move(options), engine, clock, observer)) {}
+
+Server::~Server() = default;
+
+void Server::start() {
+  try {
+    impl_->open_listener();
+  } catch (const boost::system::system_error& e) {
+    throw std::system_error(e.code(), "listening on " + impl_->options.listen.to_string());
+  }
+  impl_->start_accepting();
+}
+
+tcp::endpoint Server::local_endpoint() const { return impl_->bound; }
+
+void Server::enforce_outage() { impl_->enforce_outage(); }
+
+void Server::stop(std::chrono::milliseconds drain) { impl_->stop(drain); }
+
+std::size_t Server::open_connections() const { return impl_->live_sessions().size(); }
+
+}  // namespace faultline::proxy

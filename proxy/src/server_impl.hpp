@@ -1,0 +1,59 @@
+#pragma once
+// Server internals shared by the accept loop (server.cpp) and the sessions (session.cpp).
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <atomic>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "faultline/proxy/disposition.hpp"
+#include "faultline/proxy/server.hpp"
+
+namespace faultline::proxy {
+
+class Session;
+
+struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
+  Impl(boost::asio::io_context& ioc, ServerOptions options, faults::Engine& engine, const faults::Clock& clock,
+       Observer* observer);
+
+  boost::asio::io_context& ioc;
+  const ServerOptions options;
+  faults::Engine& engine;
+  const faults::Clock& clock;
+  Observer* const observer;
+  boost::asio::ssl::context server_tls;
+  boost::asio::ssl::context upstream_tls;
+
+  // Listener (touched only on `listener_strand`).
+  boost::asio::strand<boost::asio::io_context::executor_type> listener_strand;
+  std::optional<boost::asio::ip::tcp::acceptor> acceptor;
+  boost::asio::ip::tcp::endpoint bound;
+  boost::asio::steady_timer reopen_timer;
+  boost::asio::steady_timer drain_timer;
+
+  // Live sessions and outage bookkeeping.
+  mutable std::mutex mutex;
+  std::list<std::weak_ptr<Session>> sessions;
+  std::optional<faults::Clock::time_point> enforced_until;
+  bool listener_refused = false;
+  std::atomic<bool> stopping{false};
+  std::atomic<std::uint64_t> next_conn{1};
+
+  void open_listener();
+  void start_accepting();
+  void close_listener();
+  void schedule_reopen(faults::Clock::duration after);
+  void enforce_outage();
+  void forget(const Session* session);
+  std::list<std::shared_ptr<Session>> live_sessions();
+  void stop(std::chrono::milliseconds drain);
+};
+
+}  // namespace faultline::proxy

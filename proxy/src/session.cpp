@@ -1,0 +1,294 @@
+// The request loop of one client connection and the primitive steps fault actions are made of:
+// answer locally, wait, hang, cut (RST or FIN).
+#include "session.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <spdlog/spdlog.h>
+
+namespace faultline::proxy {
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+std::string endpoint_text(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  if (ec) return "unknown";
+  auto address = ep.address().to_string();
+  return (ep.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(ep.port());
+}
+
+// Headers the engine may match on: everything except credentials.
+std::vector<faults::Header> matchable_headers(const http::fields& fields) {
+  std::vector<faults::Header> out;
+  for (const auto& field : fields) {
+    if (field.name() == http::field::authorization || field.name() == http::field::proxy_authorization) continue;
+    out.push_back({std::string(field.name_string()), std::string(field.value())});
+  }
+  return out;
+}
+
+void fill_classification(ExchangeRecord& record, const faults::Request& request) {
+  record.method = request.method;
+  record.target = request.target;
+  record.user_agent = request.user_agent;
+  record.verb = request.info.verb;
+  record.resource = request.info.resource;
+  if (!request.info.api_group.empty() && !record.resource.empty()) record.resource += "." + request.info.api_group;
+  record.subresource = request.info.subresource;
+  record.namespace_ = request.info.namespace_;
+  record.name = request.info.name;
+  record.watch = request.info.is_watch();
+}
+
+// The path part of a target, for logs (a query may carry anything).
+std::string_view path_only(std::string_view target) { return target.substr(0, target.find('?')); }
+
+}  // namespace
+
+Session::Session(std::shared_ptr<Server::Impl> server, tcp::socket socket, std::uint64_t id)
+    : server_(std::move(server)),
+      options_(server_->options),
+      id_(id),
+      peer_(endpoint_text(socket)),
+      client_(beast::tcp_stream(std::move(socket)), server_->server_tls),
+      up_chunk_(options_.relay_buffer),
+      down_chunk_(options_.relay_buffer) {}
+
+Session::~Session() { server_->forget(this); }
+
+void Session::start() { asio::co_spawn(client_.get_executor(), run(shared_from_this()), asio::detached); }
+
+asio::awaitable<void> Session::run(std::shared_ptr<Session> self) {
+  if (self->server_->observer) self->server_->observer->connection_opened();
+  try {
+    co_await self->serve();
+  } catch (const std::exception& e) {
+    spdlog::debug("conn {} ({}): {}", self->id_, self->peer_, e.what());
+  }
+  self->close_upstream();
+  boost::system::error_code ec;
+  self->client_tcp().socket().close(ec);
+  if (self->server_->observer) self->server_->observer->connection_closed();
+}
+
+asio::awaitable<void> Session::serve() {
+  client_tcp().expires_after(options_.handshake_timeout);
+  auto [ec] = co_await client_.async_handshake(asio::ssl::stream_base::server, use_tuple);
+  if (ec) {
+    spdlog::debug("conn {} ({}): TLS handshake failed: {}", id_, peer_, ec.message());
+    co_return;
+  }
+  bool first = true;
+  while (!cut_ && co_await wait_for_request(first)) {
+    first = false;
+    if (!co_await serve_request()) break;
+    if (draining_) break;
+  }
+  if (!cut_) co_await close_gracefully();
+}
+
+// Waits for the first byte of the next request: the idle (keep-alive) timeout applies here, the
+// header timeout only once a request has started.
+asio::awaitable<bool> Session::wait_for_request(bool first) {
+  state_ = State::idle;
+  if (draining_) co_return false;
+  if (client_buffer_.size() == 0) {
+    client_tcp().expires_after(first ? options_.header_timeout : options_.idle_timeout);
+    auto [ec, n] = co_await client_.async_read_some(client_buffer_.prepare(4096), use_tuple);
+    if (ec) co_return false;
+    client_buffer_.commit(n);
+  }
+  state_ = State::busy;
+  co_return !cut_;
+}
+
+asio::awaitable<bool> Session::serve_request() {
+  Exchange ex;
+  ex.parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
+  ex.parser.body_limit(boost::none);
+  client_tcp().expires_after(options_.header_timeout);
+  auto [ec, n] = co_await http::async_read_header(client_, client_buffer_, ex.parser, use_tuple);
+  if (ec == http::error::header_limit) {
+    co_await write_simple_error(431, "request header too large");
+    co_return false;
+  }
+  if (ec) {
+    if (ec != beast::error::timeout && ec != http::error::end_of_stream && ec != asio::error::operation_aborted) {
+      co_await write_simple_error(400, "malformed HTTP request");
+    }
+    co_return false;
+  }
+  auto& req = ex.parser.get();
+  ex.started = std::chrono::steady_clock::now();
+  ex.record.start = std::chrono::system_clock::now();
+  ex.record.conn = id_;
+  ex.record.client = peer_;
+  ex.client_keep_alive = req.keep_alive();
+  ex.request = faults::make_request(std::string(req.method_string()), std::string(req.target()),
+                                    matchable_headers(req.base()));
+  fill_classification(ex.record, ex.request);
+  ex.plan = server_->engine.decide(ex.request, server_->clock.now());
+  ex.disposition = dispose(ex.plan);
+  if (ex.plan.fires()) {
+    ex.record.rule = ex.plan.rule;
+    ex.record.action = std::string(faults::action_type(*ex.plan.action));
+    spdlog::info("conn {}: rule '{}' fires {} on {} {}", id_, ex.record.rule, ex.record.action, ex.request.method,
+                 path_only(ex.request.target));
+  }
+  bool keep_going = false;
+  try {
+    keep_going = co_await carry_out(ex);
+  } catch (...) {
+    finish(ex);
+    throw;
+  }
+  finish(ex);
+  co_return keep_going && ex.client_keep_alive;
+}
+
+asio::awaitable<bool> Session::carry_out(Exchange& ex) {
+  Disposition& d = ex.disposition;
+  if (d.outage) server_->enforce_outage();
+  if (d.wait_before.count() > 0) co_await sleep(d.wait_before);
+  // A client waiting for "100 Continue" sends no body unless forwarded: do not wait for it.
+  bool body_withheld = beast::iequals(ex.parser.get()[http::field::expect], "100-continue");
+  if (body_withheld && !d.forward) ex.client_keep_alive = false;
+  if (d.respond) {
+    if (!body_withheld) co_await discard_request_body(ex);
+    co_await write_local_response(ex, *d.respond);
+    co_return true;
+  }
+  if (d.forward) {
+    co_await send_request(ex);
+    if (!d.discard_response) co_return co_await relay_response(ex);
+    http::response_parser<http::buffer_body> parser;
+    co_await discard_response(parser, ex);
+  }
+  if (d.hang) {
+    if (!d.forward && !body_withheld) co_await discard_request_body(ex);
+    co_await hang(d.hang_for);
+    co_return false;
+  }
+  if (d.cut == Cut::close && !d.forward && !body_withheld) co_await discard_request_body(ex);
+  cut_now(d.cut == Cut::none ? Cut::close : d.cut);
+  co_return false;
+}
+
+asio::awaitable<void> Session::write_local_response(Exchange& ex, const faults::HttpResponse& response) {
+  http::response<http::string_body> res{static_cast<http::status>(response.code), 11};
+  for (const auto& header : response.headers) res.set(header.name, header.value);
+  res.body() = response.body;
+  res.keep_alive(ex.client_keep_alive && !draining_);
+  res.prepare_payload();
+  client_tcp().expires_after(options_.io_timeout);
+  co_await http::async_write(client_, res, asio::use_awaitable);
+  ex.record.status = response.code;
+  ex.record.bytes_out += response.body.size();
+}
+
+asio::awaitable<void> Session::write_simple_error(int code, const char* message) {
+  http::response<http::string_body> res{static_cast<http::status>(code), 11};
+  res.set(http::field::content_type, "text/plain; charset=utf-8");
+  res.body() = std::string(message) + "\n";
+  res.keep_alive(false);
+  res.prepare_payload();
+  client_tcp().expires_after(options_.io_timeout);
+  co_await http::async_write(client_, res, use_tuple);
+}
+
+// Reads and drops the rest of the request body, so the connection can carry the next request
+// (or be closed without a RST caused by unread data).
+asio::awaitable<void> Session::discard_request_body(Exchange& ex) {
+  auto& body = ex.parser.get().body();
+  while (!ex.parser.is_done()) {
+    body.data = up_chunk_.data();
+    body.size = up_chunk_.size();
+    client_tcp().expires_after(options_.io_timeout);
+    auto [ec, n] = co_await http::async_read(client_, client_buffer_, ex.parser, use_tuple);
+    if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec);
+    ex.record.bytes_in += up_chunk_.size() - body.size;
+  }
+}
+
+// Holds the connection without answering: reads (and drops) whatever the client sends until it
+// gives up, or until `limit` has passed (then the connection is closed).
+asio::awaitable<void> Session::hang(std::optional<std::chrono::milliseconds> limit) {
+  state_ = State::streaming;
+  if (limit) client_tcp().expires_after(*limit);
+  else client_tcp().expires_never();
+  for (;;) {
+    auto [ec, n] = co_await client_.async_read_some(asio::buffer(down_chunk_), use_tuple);
+    if (ec) break;
+  }
+  if (!cut_) cut_now(Cut::close);
+}
+
+asio::awaitable<void> Session::close_gracefully() {
+  if (cut_) co_return;
+  client_tcp().expires_after(std::chrono::seconds(2));
+  co_await client_.async_shutdown(use_tuple);  // close_notify; the peer may or may not answer
+  cut_now(Cut::close);
+}
+
+asio::awaitable<void> Session::sleep(std::chrono::milliseconds d) {
+  asio::steady_timer timer(client_.get_executor(), d);
+  co_await timer.async_wait(use_tuple);
+}
+
+void Session::cut_now(Cut how) {
+  if (cut_) return;
+  cut_ = true;
+  boost::system::error_code ec;
+  auto& socket = client_tcp().socket();
+  if (how == Cut::reset) {
+    socket.set_option(asio::socket_base::linger(true, 0), ec);  // close() then sends RST
+  } else {
+    socket.shutdown(tcp::socket::shutdown_both, ec);  // FIN
+  }
+  client_tcp().close();
+  close_upstream();
+}
+
+void Session::close_upstream() {
+  if (!upstream_) return;
+  boost::system::error_code ec;
+  beast::get_lowest_layer(upstream_->stream).socket().close(ec);
+  upstream_.reset();
+}
+
+void Session::abort(Cut how) {
+  asio::post(client_.get_executor(), [self = shared_from_this(), how] { self->cut_now(how); });
+}
+
+void Session::drain() {
+  asio::post(client_.get_executor(), [self = shared_from_this()] {
+    self->draining_ = true;
+    if (self->state_ == State::idle || self->state_ == State::handshake) self->cut_now(Cut::close);
+    if (self->state_ == State::streaming) self->cut_now(Cut::close);
+  });
+}
+
+void Session::finish(Exchange& ex) {
+  ex.record.duration = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ex.started);
+  if (ex.disposition.watch_filter && !ex.disposition.watch_filter->acted()) {
+    spdlog::warn("conn {}: rule '{}' ({}) planned but the watch stream ended before it acted", id_, ex.record.rule,
+                 ex.record.action);
+  }
+  spdlog::debug("conn {}: {} {} -> {} ({} us)", id_, ex.record.method, path_only(ex.record.target), ex.record.status,
+                ex.record.duration.count());
+  if (server_->observer) server_->observer->exchange_done(ex.record);
+}
+
+}  // namespace faultline::proxy

@@ -1,0 +1,113 @@
+#pragma once
+// One client connection: TLS handshake, then requests one after another (HTTP/1.1 keep-alive),
+// each classified, decided by the engine and carried out. Everything runs on the connection's
+// strand; abort()/drain() may be called from anywhere.
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/serializer.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "faultline/faults/request.hpp"
+#include "faultline/proxy/disposition.hpp"
+#include "faultline/proxy/observer.hpp"
+#include "server_impl.hpp"
+
+namespace faultline::proxy {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// The upstream (kube-apiserver) connection of one client connection, kept alive between requests.
+struct Upstream {
+  Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls) : stream(executor, tls) {}
+  TlsStream stream;
+  beast::flat_buffer buffer;
+  bool reused = false;  // a request already went over it
+};
+
+// One request/response in flight.
+struct Exchange {
+  http::request_parser<http::buffer_body> parser;
+  faults::Request request;
+  faults::Plan plan;
+  Disposition disposition;
+  ExchangeRecord record;
+  std::chrono::steady_clock::time_point started;
+  bool client_keep_alive = true;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(std::shared_ptr<Server::Impl> server, tcp::socket socket, std::uint64_t id);
+  ~Session();
+
+  void start();
+  // Cut the connection now (RST or FIN), from any thread.
+  void abort(Cut how);
+  // Graceful stop, from any thread: idle connections close now, streams are cut, a request in
+  // flight finishes and then the connection closes.
+  void drain();
+
+ private:
+  enum class State { handshake, idle, busy, streaming };
+
+  static asio::awaitable<void> run(std::shared_ptr<Session> self);
+  asio::awaitable<void> serve();
+  asio::awaitable<bool> wait_for_request(bool first);
+  asio::awaitable<bool> serve_request();
+  asio::awaitable<bool> carry_out(Exchange& ex);
+  asio::awaitable<void> write_local_response(Exchange& ex, const faults::HttpResponse& response);
+  asio::awaitable<void> write_simple_error(int code, const char* message);
+  asio::awaitable<void> discard_request_body(Exchange& ex);
+  asio::awaitable<void> hang(std::optional<std::chrono::milliseconds> limit);
+  asio::awaitable<void> close_gracefully();
+  asio::awaitable<void> sleep(std::chrono::milliseconds d);
+
+  // relay.cpp: forwarding and streaming.
+  asio::awaitable<void> connect_upstream();
+  asio::awaitable<void> send_request(Exchange& ex);
+  asio::awaitable<bool> relay_response(Exchange& ex);
+  asio::awaitable<void> discard_response(http::response_parser<http::buffer_body>& parser, Exchange& ex);
+  asio::awaitable<bool> stream_body(http::response_parser<http::buffer_body>& parser, Exchange& ex,
+                                    WatchFilter* filter);
+  asio::awaitable<void> write_body_piece(http::serializer<false, http::buffer_body>& sr,
+                                         http::response<http::buffer_body>& res, const char* data, std::size_t size,
+                                         bool more, Exchange& ex);
+  asio::awaitable<void> tunnel();
+  static asio::awaitable<void> pump(std::shared_ptr<Session> self, bool client_to_upstream);
+  void prepare_upstream_request(Exchange& ex);
+  void prepare_client_response(http::response<http::buffer_body>& res, const Exchange& ex, bool upgrade);
+
+  void cut_now(Cut how);
+  void close_upstream();
+  void finish(Exchange& ex);
+  beast::tcp_stream& client_tcp() { return beast::get_lowest_layer(client_); }
+
+  std::shared_ptr<Server::Impl> server_;
+  const ServerOptions& options_;
+  std::uint64_t id_;
+  std::string peer_;
+  TlsStream client_;
+  beast::flat_buffer client_buffer_;
+  std::unique_ptr<Upstream> upstream_;
+  std::vector<char> up_chunk_;    // request body bytes on their way upstream
+  std::vector<char> down_chunk_;  // response body bytes on their way to the client
+  State state_ = State::handshake;
+  bool draining_ = false;
+  bool cut_ = false;
+};
+
+}  // namespace faultline::proxy
