@@ -78,45 +78,65 @@ std::string verb_for_method(std::string_view method) {
 // Go's conversion of a ListOptions bool: any value except "0" / "false" (any case) is true.
 bool query_bool(const std::string& value) { return value != "0" && lower(value) != "false"; }
 
-// fields.ParseSelector + RequiresExactMatch("metadata.name"): terms split on unescaped ',',
-// operators "=", "==" (and "!=", which never gives an exact match); backslash escapes.
-// nullopt when the selector does not parse or pins no name.
-std::optional<std::string> exact_name_in_field_selector(std::string_view selector) {
-  std::optional<std::string> found;
-  std::string key, value, *current = &key;
-  bool negated = false, have_operator = false;
-  auto finish_term = [&]() -> bool {
-    if (key.empty() && !have_operator) return true;  // empty term (e.g. "" selector)
-    if (!have_operator) return false;                // "foo" with no operator: parse error
-    if (!negated && key == "metadata.name" && !found) found = value;
-    key.clear(), value.clear(), current = &key, negated = false, have_operator = false;
-    return true;
-  };
+// fields.splitTerms: split on commas that no backslash escapes.
+std::vector<std::string_view> split_terms(std::string_view selector) {
+  std::vector<std::string_view> terms;
+  std::size_t start = 0;
+  bool escaped = false;
   for (std::size_t i = 0; i < selector.size(); ++i) {
-    char c = selector[i];
-    if (c == '\\' && current == &value) {
-      if (i + 1 >= selector.size()) return std::nullopt;
-      char next = selector[++i];
-      if (next != '\\' && next != ',' && next != '=') return std::nullopt;
-      value += next;
-    } else if (c == ',') {
-      if (!finish_term()) return std::nullopt;
-    } else if (current == &key && (c == '=' || c == '!')) {
-      if (c == '!') {
-        if (i + 1 >= selector.size() || selector[i + 1] != '=') return std::nullopt;
-        negated = true, ++i;
-      } else if (i + 1 < selector.size() && selector[i + 1] == '=') {
-        ++i;
-      }
-      have_operator = true, current = &value;
-    } else if (current == &value && c == '=') {
-      return std::nullopt;  // unescaped '=' inside a value
+    if (escaped) escaped = false;
+    else if (selector[i] == '\\') escaped = true;
+    else if (selector[i] == ',') terms.push_back(selector.substr(start, i - start)), start = i + 1;
+  }
+  terms.push_back(selector.substr(start));
+  return terms;
+}
+
+struct Term {
+  std::string_view key, op, value;
+};
+
+// fields.splitTerm: the first "!=", "==" or "=" splits key from value.
+std::optional<Term> split_term(std::string_view term) {
+  for (std::size_t i = 0; i < term.size(); ++i)
+    for (std::string_view op : {"!=", "==", "="})
+      if (term.substr(i).starts_with(op)) return Term{term.substr(0, i), op, term.substr(i + op.size())};
+  return std::nullopt;
+}
+
+// fields.UnescapeValue: "\\", "\," and "\=" are escapes; a bare ',' or '=' is an error.
+std::optional<std::string> unescape_value(std::string_view raw) {
+  std::string out;
+  bool escaped = false;
+  for (char c : raw) {
+    if (escaped) {
+      if (c != '\\' && c != ',' && c != '=') return std::nullopt;
+      out += c, escaped = false;
+    } else if (c == '\\') {
+      escaped = true;
+    } else if (c == ',' || c == '=') {
+      return std::nullopt;
     } else {
-      *current += c;
+      out += c;
     }
   }
-  if (!finish_term()) return std::nullopt;
-  return found;
+  if (escaped) return std::nullopt;
+  return out;
+}
+
+// fields.ParseSelector(selector).RequiresExactMatch("metadata.name"): the value of the first
+// "metadata.name=" or "metadata.name==" term; nullopt when there is none or the selector is invalid.
+std::optional<std::string> exact_name_in_field_selector(std::string_view selector) {
+  std::optional<std::string> name;
+  for (std::string_view text : split_terms(selector)) {
+    if (text.empty()) continue;
+    auto term = split_term(text);
+    if (!term) return std::nullopt;
+    auto value = unescape_value(term->value);
+    if (!value) return std::nullopt;
+    if (!name && term->key == "metadata.name" && term->op != "!=") name = *value;
+  }
+  return name;
 }
 
 // path.IsValidPathSegmentName
