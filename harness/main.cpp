@@ -91,6 +91,45 @@ std::shared_ptr<const ff::Scenario> load_or_print(const std::string& file) {
     }
 }
 
+// Creation throughput of the harness's own create path against a real apiserver: one paced
+// phase, nothing else running in the harness. The pods are deleted afterwards.
+int run_bench(const std::string& env_file, std::string kubeconfig, const std::string& ns, std::uint64_t pods,
+              double rate, std::uint64_t concurrency) {
+    try {
+        auto env = read_env_file(env_file);
+        default_from(kubeconfig, env, "FAULTLINE_ADMIN_KUBECONFIG");
+        fh::KubeClientOptions options;
+        options.cluster = faultline::net::load_kubeconfig(kubeconfig);
+        fh::KubeClient client(options);
+        ff::Workload spec;
+        spec.namespace_ = ns;
+        ff::Phase phase;
+        phase.name = "bench";
+        phase.pods = pods;
+        phase.concurrency = concurrency;
+        if (rate > 0) phase.rate = rate;
+        phase.pod_template.scheduler_name = "faultline-bench-nobody";  // no scheduler picks these up
+        phase.pod_template.requests = {{"cpu", "10m"}, {"memory", "16Mi"}};
+        ConsoleProgress progress;
+        fh::Workload workload(client, spec, "kube-scheduler",
+                              [&progress](const std::string& line, bool final) { progress(line, final); });
+        workload.ensure_namespace();
+        workload.delete_leftover_pods(std::chrono::seconds(300));
+        fh::PhaseResult r = workload.run_phase(phase, [] {}, [] { return std::string("no scheduler"); });
+        std::printf("bench: %llu/%llu pods created in %.3f s = %.1f pods/s (target %s, concurrency %llu, %llu failed)\n",
+                    static_cast<unsigned long long>(r.created), static_cast<unsigned long long>(pods), r.seconds,
+                    r.rate(), rate > 0 ? std::to_string(static_cast<long long>(rate)).c_str() : "unpaced",
+                    static_cast<unsigned long long>(concurrency), static_cast<unsigned long long>(r.failed));
+        for (const auto& [kind, n] : client.retries()) std::printf("bench: retried %s: %lld\n", kind.c_str(), static_cast<long long>(n));
+        for (const auto& e : r.errors) std::printf("bench: error: %s\n", e.c_str());
+        workload.delete_leftover_pods(std::chrono::seconds(300));
+        return r.failed == 0 ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::cerr << "faultline-harness bench: " << e.what() << "\n";
+        return 2;
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,6 +159,18 @@ int main(int argc, char** argv) {
     run->add_flag("--no-expect", no_expect, "expect no violation (a control run)");
     run->add_option("--node-concurrency", node_concurrency, "parallel node creations")->check(CLI::Range(1u, 256u));
 
+    auto* bench = app.add_subcommand("bench", "measure the pod creation rate the harness achieves (creates, then deletes pods)");
+    std::uint64_t bench_pods = 3000;
+    double bench_rate = 0;
+    std::uint64_t bench_concurrency = 16;
+    std::string bench_ns = "faultline-bench";
+    bench->add_option("--env", env_file, "stack env file for the kubeconfig");
+    bench->add_option("--kubeconfig", kubeconfig, "admin kubeconfig (default $FAULTLINE_ADMIN_KUBECONFIG, then $KUBECONFIG)");
+    bench->add_option("--pods", bench_pods, "pods to create");
+    bench->add_option("--rate", bench_rate, "target rate in pods/s (0: as fast as the connections go)");
+    bench->add_option("--concurrency", bench_concurrency, "parallel connections")->check(CLI::Range(1, 256));
+    bench->add_option("--namespace", bench_ns, "namespace for the benchmark's pods");
+
     auto* validate = app.add_subcommand("validate", "load and validate a scenario file, print its errors");
     std::string validate_file;
     validate->add_option("scenario", validate_file, "scenario YAML file")->required();
@@ -133,6 +184,8 @@ int main(int argc, char** argv) {
                   << (sc->workload ? sc->workload->phases.size() : 0) << " phases)\n";
         return 0;
     }
+
+    if (*bench) return run_bench(env_file, kubeconfig, bench_ns, bench_pods, bench_rate, bench_concurrency);
 
     fh::RunOptions o;
     try {

@@ -109,7 +109,9 @@ private:
         });
         ioc_.restart();
         while (!finished) {
-            ioc_.run_for(std::chrono::milliseconds(200));
+            // One handler at a time: return as soon as our operation completes, not when the
+            // io_context runs dry (a cancelled deadline timer may still be queued).
+            ioc_.run_one_for(std::chrono::milliseconds(200));
             if (!finished && stop != nullptr && stop->load()) beast::get_lowest_layer(stream_).cancel();
         }
         return result;
