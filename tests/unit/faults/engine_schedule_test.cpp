@@ -17,6 +17,18 @@ std::vector<int> fired_seconds(Engine& engine, int count) {
   return fired;
 }
 
+TEST(Schedule, WindowFollowsAnInjectedManualClock) {
+  ManualClock clock(t0());
+  Engine engine(scenario_with_faults("- {name: r, when: {at: 250ms, for: 500ms}, action: {type: reset}}"));
+  engine.arm(clock.now());
+  std::vector<bool> fired;
+  for (int step = 0; step < 8; ++step) {  // 0, 125ms, ..., 875ms
+    fired.push_back(engine.decide(bind_request(), clock.now()).fires());
+    clock.advance(125ms);
+  }
+  EXPECT_EQ(fired, (std::vector<bool>{false, false, true, true, true, true, false, false}));
+}
+
 TEST(Schedule, NothingFiresUntilArmed) {
   Engine engine(scenario_with_action("{type: reset}"));
   EXPECT_FALSE(engine.armed());
