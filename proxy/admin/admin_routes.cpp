@@ -1,6 +1,7 @@
 #include "admin_routes.hpp"
 
 #include "bearer_token.hpp"
+#include "yaml_json.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -97,6 +98,10 @@ AdminResponse get_scenario(const Call& c) {
   const auto preferred = accepts_json_over_yaml(c.request, c.url) ? ScenarioFormat::json : ScenarioFormat::yaml;
   std::optional<ScenarioDocument> doc = c.backend.scenario(preferred);
   if (!doc) return error_response(http::status::not_found, "no scenario is loaded", c.request.version());
+  if (preferred == ScenarioFormat::json && doc->format == ScenarioFormat::yaml) {
+    doc->body = json::serialize(yaml_to_json(doc->body)) + "\n";
+    doc->format = ScenarioFormat::json;
+  }
   return text_response(http::status::ok, std::move(doc->body),
                        doc->format == ScenarioFormat::json ? kJson : kYaml, c.request.version());
 }

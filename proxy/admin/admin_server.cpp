@@ -237,7 +237,9 @@ AdminServer::AdminServer(asio::io_context& ioc, AdminServerOptions options, Admi
 AdminServer::~AdminServer() { stop(); }
 
 void AdminServer::start() {
-  const std::string where = impl_->options.address + ":" + std::to_string(impl_->options.port);
+  const std::string& a = impl_->options.address;
+  const std::string where =
+      (a.find(':') != std::string::npos ? "[" + a + "]" : a) + ":" + std::to_string(impl_->options.port);
   beast::error_code ec;
   const auto address = asio::ip::make_address(impl_->options.address, ec);
   if (ec) throw std::system_error(ec, "admin API: invalid listen address " + impl_->options.address);
@@ -255,8 +257,9 @@ void AdminServer::start() {
   acceptor.listen(asio::socket_base::max_listen_connections, ec);
   check("listen on");
   impl_->endpoint = acceptor.local_endpoint();
-  spdlog::info("admin API listening on http://{}:{}{}", impl_->endpoint.address().to_string(),
-               impl_->endpoint.port(), impl_->options.token.empty() ? "" : " (bearer token required)");
+  const auto& bound = impl_->endpoint;
+  const std::string host = bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
+  spdlog::info("admin API listening on http://{}:{}{}", host, bound.port(), impl_->options.token.empty() ? "" : " (bearer token required)");
   asio::dispatch(acceptor.get_executor(), [impl = impl_] { impl->accept(); });
 }
 

@@ -174,6 +174,22 @@ TEST_F(AdminServerTest, PutGoodScenarioSwapsItAndGetReturnsIt) {
   EXPECT_EQ(got.body(), kBindFailures);
 }
 
+TEST_F(AdminServerTest, GetScenarioAsJsonOnRequest) {
+  start();
+  ASSERT_EQ(put_scenario(kBindFailures).result(), http::status::ok);
+  for (const Response& res : {get("/v1/scenario?format=json"),
+                              send(http::verb::get, "/v1/scenario", "", {{"Accept", "application/json"}})}) {
+    ASSERT_EQ(res.result(), http::status::ok) << res.body();
+    const json::value doc = body_json(res);
+    EXPECT_EQ(doc.at("metadata").at("name").as_string(), "bind-failures");
+    EXPECT_EQ(doc.at("seed").as_int64(), 7);
+    EXPECT_EQ(doc.at("faults").at(0).at("action").at("code").as_int64(), 500);
+    EXPECT_EQ(doc.at("faults").at(0).at("match").at("resources").at(0).as_string(), "pods/binding");
+  }
+  EXPECT_EQ(get("/v1/scenario?format=yaml").body(), kBindFailures);
+  EXPECT_EQ(get("/v1/scenario?format=xml").result(), http::status::bad_request);
+}
+
 TEST_F(AdminServerTest, PutBadScenarioAnswers400WithLocatedErrorsAndKeepsTheRunningOne) {
   start();
   ASSERT_EQ(put_scenario(kBindFailures).result(), http::status::ok);

@@ -62,8 +62,9 @@ class AdminBackend {
  public:
   virtual ~AdminBackend() = default;
 
-  // GET /v1/scenario. `preferred` follows the request's Accept header; returning the other
-  // format is allowed. nullopt: no scenario is loaded (answered 404).
+  // GET /v1/scenario. `preferred` follows ?format= or the Accept header. Returning YAML is
+  // always fine: the server converts it when JSON was asked for. nullopt: no scenario is
+  // loaded (answered 404).
   virtual std::optional<ScenarioDocument> scenario(ScenarioFormat preferred) = 0;
   // PUT /v1/scenario with the YAML (or JSON) body: validate, and swap the snapshot only if valid.
   virtual ScenarioReplaceResult replace_scenario(std::string_view yaml) = 0;
