@@ -1,0 +1,182 @@
+// The chaos driver end to end, as `make chaos` runs it: scripts/chaos brings a real local stack up
+// (etcd, kube-apiserver, KWOK, faultline-proxy, YuniKorn v1.9.0 or kube-scheduler) in a temporary
+// run dir, runs the real faultline-harness with a shipped scenario, and brings the stack down. The
+// tests read report.json the way a user or CI would and check the verdict and the numbers behind it.
+// One stack at a time: YuniKorn v1.9.0 always serves its REST API on port 9080.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/json.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+const fs::path kSource = FAULTLINE_SOURCE_DIR;
+const fs::path kBinary = FAULTLINE_BINARY_DIR;
+
+// Pod count of the first phase in these runs: enough binds to pass the 300-bind trigger with a
+// backlog left for the outage, small enough for CI on a 2-core machine. `make chaos` uses the
+// scenario's 3000.
+constexpr const char* kPods = "1000";
+
+std::string quote(const std::string& s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+struct Result {
+    int code = -1;
+    std::string output;
+};
+
+Result sh(const std::string& command) {
+    Result r;
+    FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+    if (p == nullptr) return r;
+    std::array<char, 4096> buf{};
+    for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) r.output.append(buf.data(), n);
+    int status = ::pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string binary(const char* env, const fs::path& fallback) {
+    const char* v = std::getenv(env);
+    return v != nullptr && *v != '\0' ? std::string(v) : fallback.string();
+}
+
+// One scripts/chaos run with its report.
+struct ChaosRun {
+    Result result;
+    fs::path out;
+    json::object report;
+
+    std::int64_t stat(const char* name) const {
+        const auto* stats = report.if_contains("stats");
+        if (stats == nullptr || !stats->is_object()) return -1;
+        const auto* v = stats->as_object().if_contains(name);
+        return v != nullptr && v->is_int64() ? v->as_int64() : -1;
+    }
+    std::string verdict() const {
+        const auto* v = report.if_contains("verdict");
+        return v != nullptr && v->is_string() ? std::string(v->as_string()) : "";
+    }
+    // Injected count of a fault rule, -1 when the report does not list it.
+    std::int64_t injected(const std::string& rule) const {
+        const auto* faults = report.if_contains("faults");
+        if (faults == nullptr || !faults->is_array()) return -1;
+        for (const auto& f : faults->as_array()) {
+            const auto& o = f.as_object();
+            if (o.at("rule").as_string() == rule) return o.at("injected").to_number<std::int64_t>();
+        }
+        return -1;
+    }
+    std::string context() const { return "chaos output:\n" + result.output + "\nreports in " + out.string(); }
+};
+
+ChaosRun chaos(const std::string& scenario, const std::string& scheduler, const std::string& pods = kPods) {
+    ChaosRun run;
+    run.out = fs::temp_directory_path() / ("faultline-chaos-e2e-" + scenario + "-" + std::to_string(::getpid()));
+    fs::remove_all(run.out);
+    std::string command = "FAULTLINE_HARNESS_BIN=" +
+                          quote(binary("FAULTLINE_HARNESS_BIN", kBinary / "harness" / "faultline-harness")) +
+                          " FAULTLINE_PROXY_BIN=" +
+                          quote(binary("FAULTLINE_PROXY_BIN", kBinary / "proxy" / "faultline-proxy")) + " " +
+                          quote((kSource / "scripts" / "chaos").string()) + " --scenario " + quote(scenario) +
+                          " --scheduler " + scheduler + " --pods " + pods + " --out " + quote(run.out.string());
+    run.result = sh(command);
+    std::string text = slurp(run.out / "report.json");
+    if (!text.empty()) {
+        boost::system::error_code ec;
+        auto v = json::parse(text, ec);
+        if (!ec && v.is_object()) run.report = v.as_object();
+    }
+    return run;
+}
+
+// The faults section of a scenario file, comments left out: from the line `faults:` to the next
+// top-level key.
+std::string faults_section(const fs::path& file) {
+    std::ifstream in(file);
+    std::string out;
+    bool inside = false;
+    for (std::string line; std::getline(in, line);) {
+        bool top_level = !line.empty() && line[0] != ' ' && line[0] != '#';
+        if (top_level) inside = line.rfind("faults:", 0) == 0;
+        bool comment = line.find_first_not_of(' ') != std::string::npos && line[line.find_first_not_of(' ')] == '#';
+        if (inside && !comment) out += line + "\n";
+    }
+    return out;
+}
+
+TEST(ChaosDriver, UnknownScenarioIsAnErrorBeforeAnyStackStarts) {
+    Result r = sh(quote((kSource / "scripts" / "chaos").string()) +
+                  " --scenario no-such-scenario --scheduler yunikorn");
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("no scenario 'no-such-scenario'"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("yunikorn-3355-outage"), std::string::npos) << "lists the shipped scenarios:\n" << r.output;
+    EXPECT_EQ(r.output.find("local stack"), std::string::npos) << r.output;
+}
+
+TEST(ChaosScenarios, KubeSchedulerControlCarriesExactlyTheReproductionsFaults) {
+    const fs::path dir = kSource / "harness" / "scenarios";
+    std::string repro = faults_section(dir / "yunikorn-3355-outage.yaml");
+    ASSERT_NE(repro.find("outage"), std::string::npos) << repro;
+    EXPECT_EQ(faults_section(dir / "kube-scheduler-3355-outage.yaml"), repro);
+}
+
+// The same workload without faults on YuniKorn: every check passes, every pod is bound, the queue
+// books exactly the bound pods.
+TEST(ChaosE2E, YuniKornWithoutFaultsPasses) {
+    ChaosRun run = chaos("yunikorn-3355-control", "yunikorn");
+    ASSERT_FALSE(run.report.empty()) << run.context();
+    EXPECT_EQ(run.result.code, 0) << run.context();
+    EXPECT_EQ(run.verdict(), "pass") << run.context();
+    EXPECT_EQ(run.stat("strandedPods"), 0) << run.context();
+    EXPECT_EQ(run.stat("phantomAllocations"), 0) << run.context();
+    EXPECT_GT(run.stat("boundPods"), 0) << run.context();
+    EXPECT_EQ(run.stat("queueAllocatedPods"), run.stat("boundPods")) << run.context();
+    EXPECT_TRUE(fs::exists(run.out / "logs" / "scheduler.log")) << "YuniKorn's log kept with the reports";
+}
+
+// The YUNIKORN-3355 faults against kube-scheduler: it forgets the assumed pods whose binds failed
+// and schedules them again, so every pod ends bound and Running although both faults fired.
+TEST(ChaosE2E, KubeSchedulerUnderThe3355FaultsPasses) {
+    ChaosRun run = chaos("kube-scheduler-3355-outage", "kube-scheduler");
+    ASSERT_FALSE(run.report.empty()) << run.context();
+    EXPECT_EQ(run.result.code, 0) << run.context();
+    EXPECT_EQ(run.verdict(), "pass") << run.context();
+    EXPECT_GT(run.injected("outage-mid-bind"), 0) << run.context();
+    EXPECT_GT(run.injected("relist-after-outage"), 0) << run.context();
+    EXPECT_EQ(run.stat("strandedPods"), 0) << run.context();
+}
+
+// The reproduction: pods left Pending with no node while YuniKorn's queue books them.
+TEST(ChaosE2E, YuniKornUnderThe3355FaultsStrandsPodsTheQueueStillBooks) {
+    ChaosRun run = chaos("yunikorn-3355-outage", "yunikorn");
+    ASSERT_FALSE(run.report.empty()) << run.context();
+    EXPECT_GT(run.injected("outage-mid-bind"), 0) << run.context();
+    EXPECT_GT(run.injected("relist-after-outage"), 0) << run.context();
+    EXPECT_EQ(run.verdict(), "reproduced") << run.context();
+    EXPECT_EQ(run.result.code, 0) << run.context();
+    EXPECT_GT(run.stat("strandedPods"), 0) << run.context();
+    EXPECT_GT(run.stat("phantomAllocations"), 0) << run.context();
+    EXPECT_GT(run.stat("queueAllocatedPods"), run.stat("boundPods")) << run.context();
+}
+
+}  // namespace
