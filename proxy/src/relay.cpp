@@ -11,7 +11,9 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/core/string.hpp>
 
+#include <linux/sockios.h>
 #include <spdlog/spdlog.h>
+#include <sys/ioctl.h>
 
 #include "faultline/net/tls.hpp"
 #include "faultline/proxy/headers.hpp"
@@ -246,6 +248,7 @@ asio::awaitable<bool> Session::stream_body(http::response_parser<http::buffer_bo
   }
   if (end == WatchFilter::End::reset) {
     if (!out.empty()) co_await write_body_piece(sr, res, out.data(), out.size(), true, ex);
+    co_await wait_for_send_queue();  // a RST discards unsent data: let the last events leave first
     cut_now(Cut::reset);
     co_return false;
   }
@@ -285,6 +288,15 @@ asio::awaitable<void> Session::discard_response(http::response_parser<http::buff
     if (rec && rec != http::error::need_buffer) throw boost::system::system_error(rec, "reading the upstream body");
   }
   if (!parser.get().keep_alive()) close_upstream();
+}
+
+asio::awaitable<void> Session::wait_for_send_queue() {
+  int fd = client_tcp().socket().native_handle();
+  for (int i = 0; i < 100; ++i) {
+    int unsent = 0;
+    if (::ioctl(fd, SIOCOUTQ, &unsent) != 0 || unsent == 0) break;
+    co_await sleep(std::chrono::milliseconds(5));
+  }
 }
 
 // After a 101: bytes flow both ways untouched until either side closes; then both are closed.

@@ -86,6 +86,7 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::awaitable<void> write_body_piece(http::serializer<false, http::buffer_body>& sr,
                                          http::response<http::buffer_body>& res, const char* data, std::size_t size,
                                          bool more, Exchange& ex);
+  asio::awaitable<void> wait_for_send_queue();
   asio::awaitable<void> tunnel();
   static asio::awaitable<void> pump(std::shared_ptr<Session> self, bool client_to_upstream);
   void prepare_upstream_request(Exchange& ex);

@@ -1,0 +1,403 @@
+// faultline-proxy in front of the REAL kube-apiserver of the local stack: transparent relaying
+// (kubectl, watches, byte equality) and every fault action observed from the client side.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <atomic>
+#include <mutex>
+
+#include "faultline/net/kubeconfig.hpp"
+#include "stack_fixture.hpp"
+#include "test_client.hpp"
+
+namespace faultline::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+StackWithProxy* env = nullptr;
+
+struct AdminReply {
+  int code = 0;
+  std::string body;
+};
+
+class ProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(env->ready()) << env->why_not_ready();
+    ns_ = "it-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    for (auto& c : ns_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    ns_ = ns_.substr(0, 60);
+    kubectl_direct("create namespace " + ns_);
+  }
+  void TearDown() override {
+    if (!env->ready()) return;
+    admin("POST", "/v1/disarm");
+    std::string ignored;
+    run_shell(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " delete namespace " + ns_ + " --wait=false",
+              &ignored);
+  }
+
+  static std::string kubectl_cmd(const std::string& kubeconfig) {
+    return shell_quote(env->kubectl()) + " --kubeconfig " + shell_quote(kubeconfig);
+  }
+  std::string kubectl_direct(const std::string& args, const std::string& stdin_text = {}) {
+    return kubectl(env->var("FAULTLINE_ADMIN_KUBECONFIG"), args, stdin_text);
+  }
+  std::string kubectl_proxied(const std::string& args, const std::string& stdin_text = {}) {
+    return kubectl((env->dir / "proxy.kubeconfig").string(), args, stdin_text);
+  }
+  std::string kubectl(const std::string& kubeconfig, const std::string& args, const std::string& stdin_text) {
+    std::string out;
+    std::string cmd = kubectl_cmd(kubeconfig) + " " + args;
+    if (!stdin_text.empty()) cmd = "printf '%s' " + shell_quote(stdin_text) + " | " + cmd;
+    int rc = run_shell(cmd, &out);
+    EXPECT_EQ(rc, 0) << cmd << "\n" << out;
+    return out;
+  }
+
+  AdminReply admin(const std::string& method, const std::string& path, const std::string& body = {}) {
+    std::string out;
+    std::string cmd = "curl -sS -X " + method + " -w '\\n%{http_code}' http://" + env->proxy_admin + path;
+    if (!body.empty()) {
+      std::ofstream(env->dir / "admin-body") << body;
+      cmd += " --data-binary @" + (env->dir / "admin-body").string();
+    }
+    run_shell(cmd, &out);
+    AdminReply reply;
+    auto nl = out.rfind('\n');
+    reply.body = out.substr(0, nl);
+    reply.code = std::atoi(out.substr(nl + 1).c_str());
+    return reply;
+  }
+
+  // Loads a scenario with the given rules (YAML list items) and arms it.
+  void arm(const std::string& rules) {
+    std::string yaml = "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: " + ns_ + "}\nseed: 7\nfaults:\n" + rules;
+    AdminReply put = admin("PUT", "/v1/scenario", yaml);
+    ASSERT_EQ(put.code, 200) << put.body;
+    AdminReply armed = admin("POST", "/v1/arm");
+    ASSERT_EQ(armed.code, 200) << armed.body;
+  }
+
+  // How often the rule fired, from the admin API.
+  std::uint64_t fired(const std::string& rule) {
+    AdminReply r = admin("GET", "/v1/rules");
+    auto v = json::parse(r.body);
+    for (const auto& item : v.at("rules").as_array()) {
+      if (item.at("name").as_string() == rule) return item.at("fired").to_number<std::uint64_t>();
+    }
+    ADD_FAILURE() << "rule " << rule << " not in " << r.body;
+    return 0;
+  }
+
+  TlsClient proxied() {
+    net::ClientTlsOptions tls;
+    tls.ca_pem = net::read_file(env->var("FAULTLINE_CA_CERT"));
+    return TlsClient(net::parse_host_port(env->proxy_listen), tls);
+  }
+  TlsClient direct() {
+    auto kc = net::load_kubeconfig(env->var("FAULTLINE_ADMIN_KUBECONFIG"));
+    return TlsClient(net::parse_https_url(kc.server).endpoint, kc.tls_options());
+  }
+
+  void create_configmap(const std::string& name) {
+    kubectl_direct("-n " + ns_ + " create configmap " + name + " --from-literal=k=v");
+  }
+  std::string cm_path(const std::string& name = {}) {
+    return "/api/v1/namespaces/" + ns_ + "/configmaps" + (name.empty() ? "" : "/" + name);
+  }
+  std::string match_ns() { return "namespaces: [" + ns_ + "]"; }
+
+  std::string ns_;
+};
+
+// ---- transparent ------------------------------------------------------------------------------
+
+TEST_F(ProxyTest, KubectlApplyGetListDeleteThroughTheProxy) {
+  std::string manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: " + ns_ +
+                         "\ndata:\n  key: through-the-proxy\n";
+  EXPECT_THAT(kubectl_proxied("apply -f -", manifest), HasSubstr("configmap/applied created"));
+  EXPECT_EQ(kubectl_proxied("-n " + ns_ + " get configmap applied -o jsonpath={.data.key}"), "through-the-proxy");
+  EXPECT_THAT(kubectl_direct("-n " + ns_ + " get configmaps -o name"), HasSubstr("configmap/applied"));
+  EXPECT_THAT(kubectl_proxied("-n " + ns_ + " get configmaps -o name"), HasSubstr("configmap/applied"));
+  EXPECT_THAT(kubectl_proxied("-n " + ns_ + " delete configmap applied"), HasSubstr("deleted"));
+  std::string out;
+  EXPECT_NE(run_shell(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " -n " + ns_ + " get configmap applied", &out), 0);
+  EXPECT_THAT(out, HasSubstr("NotFound"));
+}
+
+TEST_F(ProxyTest, KubectlWatchSeesEventsThroughTheProxy) {
+  create_configmap("before");
+  std::mutex mutex;
+  std::string seen;
+  std::thread watcher([&] {
+    std::string cmd = "timeout 30 " + kubectl_cmd((env->dir / "proxy.kubeconfig").string()) + " -n " + ns_ +
+                      " get configmaps -w --output-watch-events -o name";
+    FILE* pipe = ::popen(cmd.c_str(), "r");
+    char line[512];
+    while (std::fgets(line, sizeof line, pipe) != nullptr) {
+      std::lock_guard lock(mutex);
+      seen += line;
+      if (seen.find("after") != std::string::npos) break;
+    }
+    ::pclose(pipe);
+  });
+  auto saw = [&](const std::string& what) {
+    for (int i = 0; i < 200; ++i) {
+      {
+        std::lock_guard lock(mutex);
+        if (seen.find(what) != std::string::npos) return true;
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return false;
+  };
+  EXPECT_TRUE(saw("configmap/before"));
+  create_configmap("after");
+  EXPECT_TRUE(saw("ADDED") && saw("configmap/after"));
+  watcher.join();
+  std::lock_guard lock(mutex);
+  EXPECT_THAT(seen, HasSubstr("configmap/after"));
+}
+
+// Same request directly and through the proxy: same status, same body, same end-to-end headers.
+TEST_F(ProxyTest, ResponsesEqualDirectOnesByteForByte) {
+  for (int i = 0; i < 50; ++i) create_configmap("cm-" + std::to_string(i));
+  auto via = proxied();
+  auto to = direct();
+  for (const std::string& target : std::vector<std::string>{cm_path("cm-7"), cm_path(), cm_path() + "?limit=5", std::string("/openapi/v2"),
+                                   std::string("/api/v1/namespaces/" + ns_ + "/configmaps/missing")}) {
+    Reply a = to.request(http::verb::get, target, {}, {{"Accept", "application/json"}});
+    Reply b = via.request(http::verb::get, target, {}, {{"Accept", "application/json"}});
+    ASSERT_FALSE(a.error) << a.error.message();
+    ASSERT_FALSE(b.error) << target << ": " << b.error.message();
+    EXPECT_EQ(a.status, b.status) << target;
+    EXPECT_EQ(a.body.size(), b.body.size()) << target;
+    EXPECT_TRUE(a.body == b.body) << target;
+    for (const auto& [name, value] : a.headers) {
+      if (name == "date" || name == "audit-id") continue;
+      EXPECT_EQ(b.header(name), value) << target << " header " << name;
+    }
+    for (const auto& [name, value] : b.headers) {
+      EXPECT_NE(name, "connection") << target;
+      EXPECT_NE(name, "keep-alive") << target;
+      EXPECT_GE(a.headers.count(name), 1u) << target << " proxy added header " << name;
+    }
+  }
+  EXPECT_GT(via.request(http::verb::get, "/openapi/v2").body.size(), 1'000'000u);
+}
+
+// ---- actions ----------------------------------------------------------------------------------
+
+TEST_F(ProxyTest, RespondAnswers429WithRetryAfterAndAStatusBody) {
+  create_configmap("x");
+  arm("  - {name: throttle, match: {verbs: [get], resources: [configmaps], " + match_ns() +
+      "}, action: {type: respond, code: 429, retryAfter: 3s}}\n");
+  auto client = proxied();
+  Reply r = client.request(http::verb::get, cm_path("x"));
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(r.header("retry-after"), "3");
+  auto body = json::parse(r.body).as_object();
+  EXPECT_EQ(body.at("kind").as_string(), "Status");
+  EXPECT_EQ(body.at("code").as_int64(), 429);
+  EXPECT_EQ(body.at("reason").as_string(), "TooManyRequests");
+  // Only the matching request is hit; the connection stays usable.
+  Reply list = client.request(http::verb::get, cm_path());
+  EXPECT_EQ(list.status, 200);
+  EXPECT_EQ(fired("throttle"), 1u);
+  EXPECT_THAT(slurp(env->dir / "proxy-audit.jsonl"), HasSubstr("\"rule\":\"throttle\""));
+}
+
+TEST_F(ProxyTest, ResetIsSeenAsEconnreset) {
+  arm("  - {name: rst, match: {verbs: [list], resources: [configmaps], " + match_ns() + "}, action: {type: reset}}\n");
+  auto client = proxied();
+  Reply r = client.request(http::verb::get, cm_path());
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.error, asio::error::connection_reset) << r.error.message();
+  EXPECT_EQ(fired("rst"), 1u);
+}
+
+TEST_F(ProxyTest, CloseEndsTheConnectionWithoutAnswer) {
+  arm("  - {name: fin, match: {verbs: [list], resources: [configmaps], " + match_ns() + "}, action: {type: close}}\n");
+  auto client = proxied();
+  Reply r = client.request(http::verb::get, cm_path());
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(r.error == asio::ssl::error::stream_truncated || r.error == http::error::end_of_stream ||
+              r.error == asio::error::eof)
+      << r.error.message();
+}
+
+TEST_F(ProxyTest, DelayHoldsTheRequestThenAnswers) {
+  arm("  - {name: slow, match: {verbs: [list], resources: [configmaps], " + match_ns() +
+      "}, action: {type: delay, latency: 1500ms}}\n");
+  auto client = proxied();
+  auto start = std::chrono::steady_clock::now();
+  Reply r = client.request(http::verb::get, cm_path());
+  EXPECT_EQ(r.status, 200);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 1500ms);
+}
+
+TEST_F(ProxyTest, HangNeverAnswersAndClosesAfterItsDuration) {
+  arm("  - {name: stuck, match: {verbs: [list], resources: [configmaps], " + match_ns() +
+      "}, action: {type: hang, duration: 1s}}\n");
+  auto client = proxied();
+  auto start = std::chrono::steady_clock::now();
+  Reply r = client.request(http::verb::get, cm_path());
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(r.error) << "expected the connection to end without an answer";
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 1s);
+}
+
+TEST_F(ProxyTest, DropResponseLeavesTheObjectWrittenUpstream) {
+  arm("  - {name: lost, match: {verbs: [create], resources: [configmaps], " + match_ns() +
+      "}, action: {type: drop-response, then: reset}}\n");
+  auto client = proxied();
+  std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"written"},"data":{"k":"v"}})";
+  Reply r = client.request(http::verb::post, cm_path(), body, {{"Content-Type", "application/json"}});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.error, asio::error::connection_reset) << r.error.message();
+  auto check = direct();
+  EXPECT_EQ(check.request(http::verb::get, cm_path("written")).status, 200);
+  EXPECT_THAT(slurp(env->dir / "proxy-audit.jsonl"), HasSubstr("\"action\":\"drop-response\""));
+}
+
+TEST_F(ProxyTest, OutageRefusesConnectionsThenRecovers) {
+  AdminReply started = admin("POST", "/v1/outage?duration=3s&mode=refuse");
+  ASSERT_EQ(started.code, 200) << started.body;
+  auto client = proxied();
+  EXPECT_EQ(client.connect(), asio::error::connection_refused);
+  bool recovered = false;
+  for (int i = 0; i < 150 && !recovered; ++i) {
+    std::this_thread::sleep_for(100ms);
+    auto again = proxied();
+    recovered = !again.connect() && again.request(http::verb::get, cm_path()).status == 200;
+  }
+  EXPECT_TRUE(recovered) << "the proxy did not accept connections again after the outage";
+}
+
+TEST_F(ProxyTest, OutageResetCutsLiveConnectionsAndRecovers) {
+  auto client = proxied();
+  ASSERT_EQ(client.request(http::verb::get, cm_path()).status, 200);  // a live keep-alive connection
+  AdminReply started = admin("POST", "/v1/outage?duration=2s&mode=reset");
+  ASSERT_EQ(started.code, 200) << started.body;
+  Reply cut = client.request(http::verb::get, cm_path());
+  EXPECT_EQ(cut.status, 0);
+  EXPECT_TRUE(cut.error) << "the live connection survived the outage";
+  auto fresh = proxied();
+  Reply refused = fresh.request(http::verb::get, cm_path());
+  EXPECT_EQ(refused.status, 0);
+  std::this_thread::sleep_for(2500ms);
+  auto after = proxied();
+  EXPECT_EQ(after.request(http::verb::get, cm_path()).status, 200);
+}
+
+// ---- watch actions ----------------------------------------------------------------------------
+
+std::vector<json::object> events_of(const std::string& body) {
+  std::vector<json::object> out;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(json::parse(line).as_object());
+  return out;
+}
+
+TEST_F(ProxyTest, WatchGoneSendsA410ErrorEventAndEndsTheStream) {
+  create_configmap("a");
+  arm("  - {name: expire, match: {" + match_ns() + "}, action: {type: watch-gone, afterEvents: 1}}\n");
+  auto client = proxied();
+  Reply r = client.request(http::verb::get, cm_path() + "?watch=1",  {}, {{"Accept", "application/json"}});
+  ASSERT_FALSE(r.error) << r.error.message();
+  auto events = events_of(r.body);
+  ASSERT_EQ(events.size(), 2u) << r.body;
+  EXPECT_EQ(events[0].at("type").as_string(), "ADDED");
+  EXPECT_EQ(events[1].at("type").as_string(), "ERROR");
+  EXPECT_EQ(events[1].at("object").at("code").as_int64(), 410);
+  EXPECT_EQ(events[1].at("object").at("reason").as_string(), "Expired");
+}
+
+TEST_F(ProxyTest, WatchResetCutsTheStreamAndTheClientReconnects) {
+  create_configmap("a");
+  arm("  - {name: cut, match: {" + match_ns() + "}, when: {limit: 1}, action: {type: watch-reset, afterEvents: 1}}\n");
+  auto client = proxied();
+  Reply first = client.request(http::verb::get, cm_path() + "?watch=1");
+  EXPECT_EQ(first.error, asio::error::connection_reset) << first.error.message();
+  EXPECT_EQ(events_of(first.body).size(), 1u);
+  // The reconnecting watch (limit reached) streams normally.
+  auto again = proxied();
+  std::string seen;
+  Reply second = again.stream(http::verb::get, cm_path() + "?watch=1", [&](std::string_view piece) {
+    seen.append(piece);
+    return seen.find("\"name\":\"a\"") == std::string::npos;
+  });
+  EXPECT_EQ(second.status, 200);
+  EXPECT_THAT(seen, HasSubstr("\"ADDED\""));
+  EXPECT_EQ(fired("cut"), 1u);
+}
+
+TEST_F(ProxyTest, WatchInjectSendsADeletedForALiveObjectEvenWhenProtobufWasAsked) {
+  create_configmap("alive");
+  arm("  - {name: ghost, match: {" + match_ns() + "}, action: {type: watch-inject, event: DELETED, afterEvents: 1}}\n");
+  auto client = proxied();
+  std::string seen;
+  Reply r = client.stream(
+      http::verb::get, cm_path() + "?watch=1",
+      [&](std::string_view piece) {
+        seen.append(piece);
+        return seen.find("DELETED") == std::string::npos;
+      },
+      {}, {{"Accept", "application/vnd.kubernetes.protobuf;stream=watch, application/json"}});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_THAT(r.header("content-type"), HasSubstr("application/json"));
+  auto events = events_of(seen);
+  ASSERT_EQ(events.size(), 2u) << seen;
+  EXPECT_EQ(events[1].at("type").as_string(), "DELETED");
+  EXPECT_EQ(events[1].at("object").at("metadata").at("name").as_string(), "alive");
+  auto check = direct();
+  EXPECT_EQ(check.request(http::verb::get, cm_path("alive")).status, 200);  // it was never deleted
+}
+
+TEST_F(ProxyTest, WatchDropHidesEvents) {
+  create_configmap("a");
+  create_configmap("b");
+  arm("  - {name: forget, match: {" + match_ns() + "}, action: {type: watch-drop, events: [ADDED], count: 1}}\n");
+  auto client = proxied();
+  std::string seen;
+  Reply r = client.stream(http::verb::get, cm_path() + "?watch=1", [&](std::string_view piece) {
+    seen.append(piece);
+    return seen.find("\"name\":\"b\"") == std::string::npos;
+  });
+  EXPECT_EQ(r.status, 200);
+  auto events = events_of(seen);
+  ASSERT_EQ(events.size(), 1u) << seen;
+  EXPECT_EQ(events[0].at("object").at("metadata").at("name").as_string(), "b");
+}
+
+// ---- admin ------------------------------------------------------------------------------------
+
+TEST_F(ProxyTest, BadScenarioIsRejectedAndTheRunningOneStays) {
+  arm("  - {name: keep-me, match: {" + match_ns() + "}, action: {type: reset}}\n");
+  AdminReply bad = admin("PUT", "/v1/scenario", "apiVersion: faultline/v1\nkind: Scenario\nfaults:\n  - {name: x, action: {type: explode}}\n");
+  EXPECT_EQ(bad.code, 400);
+  EXPECT_THAT(bad.body, HasSubstr("explode"));
+  AdminReply current = admin("GET", "/v1/scenario");
+  EXPECT_EQ(current.code, 200);
+  EXPECT_THAT(current.body, HasSubstr("keep-me"));
+}
+
+}  // namespace
+}  // namespace faultline::testing
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  faultline::testing::env = new faultline::testing::StackWithProxy;
+  ::testing::AddGlobalTestEnvironment(faultline::testing::env);
+  int rc = RUN_ALL_TESTS();
+  return rc;
+}
