@@ -1,0 +1,269 @@
+// End-to-end test of the local stack (scripts/stack): starts a real cluster of processes in a
+// temporary run dir, then checks what a user would check, through the real APIs:
+//   - `kubectl get nodes` shows the KWOK nodes Ready;
+//   - a pod with the stack's schedulerName is bound and Running within 10 s;
+//   - YuniKorn: its REST API shows the pod as an allocation in queue root.default on that node;
+//   - through faultline-proxy: the proxy's audit log shows the scheduler's bind crossing it.
+// The stack is torn down in every case (TearDown runs after failed assertions too) and the test
+// checks that no process it started is left.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/wait.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kNodes = 3;
+constexpr auto kScheduleDeadline = std::chrono::seconds(10);
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string quoted = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+CommandResult run(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) {
+    result.output = "popen failed for: " + command;
+    return result;
+  }
+  std::array<char, 4096> buffer{};
+  size_t n = 0;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    result.output.append(buffer.data(), n);
+  }
+  const int status = ::pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// DIR/env: KEY=VALUE lines written by `scripts/stack up`.
+std::map<std::string, std::string> read_env_file(const fs::path& path) {
+  std::map<std::string, std::string> env;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto eq = line.find('=');
+    if (eq != std::string::npos) {
+      env[line.substr(0, eq)] = line.substr(eq + 1);
+    }
+  }
+  return env;
+}
+
+std::string stack_script() { return std::string(FAULTLINE_SOURCE_DIR) + "/scripts/stack"; }
+
+struct StackVariant {
+  std::string scheduler;  // yunikorn | kube-scheduler
+  bool through_proxy;
+};
+
+std::string variant_name(const testing::TestParamInfo<StackVariant>& info) {
+  std::string name = info.param.scheduler == "yunikorn" ? "YuniKorn" : "KubeScheduler";
+  return name + (info.param.through_proxy ? "ThroughProxy" : "Direct");
+}
+
+class StackE2E : public testing::TestWithParam<StackVariant> {
+ protected:
+  void SetUp() override {
+    proxy_bin_ = std::string(FAULTLINE_BINARY_DIR) + "/proxy/faultline-proxy";
+    if (GetParam().through_proxy && !fs::exists(proxy_bin_)) {
+      GTEST_SKIP() << "faultline-proxy is not built at " << proxy_bin_
+                   << " (this build has no proxy target yet); the Direct variant covers the stack";
+    }
+    char tmpl[] = "/tmp/faultline-stack-e2e-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    run_dir_ = tmpl;
+    // --timeout 300: YuniKorn's REST port is fixed (9080), so `up` waits for any other YuniKorn
+    // stack on this machine to go down first.
+    std::string command = stack_script() + " up --scheduler " + GetParam().scheduler +
+                          " --run-dir " + shell_quote(run_dir_.string()) + " --nodes " +
+                          std::to_string(kNodes) + " --timeout 300";
+    command += GetParam().through_proxy ? " --proxy-bin " + shell_quote(proxy_bin_) : " --no-proxy";
+    started_ = true;
+    const auto up = run(command);
+    ASSERT_EQ(up.exit_code, 0) << command << "\n" << up.output;
+    env_ = read_env_file(run_dir_ / "env");
+    ASSERT_FALSE(env_["FAULTLINE_ADMIN_KUBECONFIG"].empty()) << "no env written:\n" << up.output;
+    ASSERT_EQ(env_["FAULTLINE_SCHEDULER"], GetParam().scheduler);
+  }
+
+  void TearDown() override {
+    if (!started_) {
+      return;
+    }
+    const auto down = run(stack_script() + " down --run-dir " + shell_quote(run_dir_.string()));
+    EXPECT_EQ(down.exit_code, 0) << down.output;
+    // `status` exits non-zero when none of the stack's processes is alive any more.
+    const auto status = run(stack_script() + " status --run-dir " + shell_quote(run_dir_.string()));
+    EXPECT_NE(status.exit_code, 0) << "processes left after down:\n" << status.output;
+    if (HasFailure()) {
+      std::cerr << "stack logs kept in " << (run_dir_ / "logs") << "\n";
+    } else {
+      fs::remove_all(run_dir_);
+    }
+  }
+
+  CommandResult kubectl(const std::string& args) {
+    return run(shell_quote(env_["FAULTLINE_KUBECTL"]) + " --kubeconfig " +
+               shell_quote(env_["FAULTLINE_ADMIN_KUBECONFIG"]) + " " + args);
+  }
+
+  json::value kubectl_json(const std::string& args) {
+    const auto result = kubectl(args + " -o json");
+    if (result.exit_code != 0) {
+      ADD_FAILURE() << "kubectl " << args << ": " << result.output;
+      return nullptr;
+    }
+    return json::parse(result.output);
+  }
+
+  std::string create_pod(const std::string& name) {
+    const fs::path manifest = run_dir_ / (name + ".yaml");
+    std::ofstream(manifest) << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " << name
+                            << "\n  namespace: faultline\n  labels: {applicationId: " << name
+                            << "}\nspec:\n  schedulerName: " << GetParam().scheduler
+                            << "\n  containers:\n  - name: main\n    image: registry.invalid/fake:1\n"
+                            << "    resources: {requests: {cpu: 100m, memory: 64Mi}}\n";
+    const auto created = kubectl("create -f " + shell_quote(manifest.string()));
+    EXPECT_EQ(created.exit_code, 0) << created.output;
+    return name;
+  }
+
+  fs::path run_dir_;
+  std::string proxy_bin_;
+  std::map<std::string, std::string> env_;
+  bool started_ = false;
+};
+
+std::string node_ready_status(const json::value& node) {
+  for (const auto& condition : node.at("status").at("conditions").as_array()) {
+    if (condition.at("type").as_string() == "Ready") {
+      return std::string(condition.at("status").as_string());
+    }
+  }
+  return "missing";
+}
+
+TEST_P(StackE2E, KwokNodesReadyAndPodScheduledAndRunning) {
+  // 1. kubectl get nodes: the KWOK nodes, all Ready.
+  const auto nodes = kubectl_json("get nodes");
+  ASSERT_TRUE(nodes.is_object());
+  const auto& items = nodes.at("items").as_array();
+  ASSERT_EQ(items.size(), static_cast<size_t>(kNodes));
+  for (const auto& node : items) {
+    EXPECT_EQ(node.at("metadata").at("annotations").at("kwok.x-k8s.io/node").as_string(), "fake");
+    EXPECT_EQ(node_ready_status(node), "True") << node.at("metadata").at("name").as_string();
+  }
+
+  // 2. A pod for this scheduler is bound and Running within 10 s.
+  const auto created_at = Clock::now();
+  const std::string pod_name = create_pod("e2e-" + GetParam().scheduler);
+  json::value pod;
+  std::string node_name;
+  std::string phase;
+  while (Clock::now() - created_at < kScheduleDeadline) {
+    pod = kubectl_json("-n faultline get pod " + pod_name);
+    ASSERT_TRUE(pod.is_object());
+    const auto& spec = pod.at("spec").as_object();
+    node_name = spec.contains("nodeName") ? std::string(spec.at("nodeName").as_string()) : "";
+    const auto& status = pod.at("status").as_object();
+    phase = status.contains("phase") ? std::string(status.at("phase").as_string()) : "";
+    if (!node_name.empty() && phase == "Running") {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const auto elapsed_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - created_at).count();
+  ASSERT_FALSE(node_name.empty()) << "pod not bound after " << elapsed_ms << " ms:\n"
+                                  << json::serialize(pod);
+  ASSERT_EQ(phase, "Running") << "pod bound to " << node_name << " but not Running after "
+                              << elapsed_ms << " ms";
+  EXPECT_EQ(node_name.rfind("kwok-node-", 0), 0u) << node_name;
+  std::cout << "pod " << pod_name << " bound to " << node_name << " and Running in " << elapsed_ms
+            << " ms (" << GetParam().scheduler << ")\n";
+  const std::string pod_uid(pod.at("metadata").at("uid").as_string());
+
+  // 3. YuniKorn's own view: an allocation for this pod, in root.default, on the same node.
+  if (GetParam().scheduler == "yunikorn") {
+    const auto apps = run("curl -sf " + env_["FAULTLINE_YUNIKORN_URL"] +
+                          "/ws/v1/partition/default/queue/root.default/applications");
+    ASSERT_EQ(apps.exit_code, 0) << apps.output;
+    bool found = false;
+    for (const auto& app : json::parse(apps.output).as_array()) {
+      if (app.at("applicationID").as_string() != pod_name) {
+        continue;
+      }
+      EXPECT_EQ(app.at("queueName").as_string(), "root.default");
+      const auto& app_obj = app.as_object();
+      ASSERT_TRUE(app_obj.contains("allocations")) << json::serialize(app);
+      for (const auto& allocation : app_obj.at("allocations").as_array()) {
+        if (allocation.at("allocationKey").as_string() == pod_uid) {
+          found = true;
+          EXPECT_EQ(allocation.at("nodeId").as_string(), node_name);
+        }
+      }
+    }
+    EXPECT_TRUE(found) << "no YuniKorn allocation with key " << pod_uid
+                       << " in root.default:\n" << apps.output;
+  }
+
+  // 4. Through the proxy, the bind crossed faultline-proxy: its audit log has it.
+  if (GetParam().through_proxy) {
+    std::ifstream audit(env_["FAULTLINE_PROXY_AUDIT_LOG"]);
+    ASSERT_TRUE(audit.good()) << "no proxy audit log at " << env_["FAULTLINE_PROXY_AUDIT_LOG"];
+    bool bind_seen = false;
+    std::string line;
+    while (std::getline(audit, line)) {
+      const auto record = json::parse(line).as_object();
+      const auto* subresource = record.if_contains("subresource");
+      const auto* name = record.if_contains("name");
+      if (subresource != nullptr && subresource->is_string() && subresource->as_string() == "binding" &&
+          name != nullptr && name->is_string() && name->as_string() == pod_name) {
+        bind_seen = true;
+      }
+    }
+    EXPECT_TRUE(bind_seen) << "the scheduler's binding of " << pod_name
+                           << " is not in the proxy audit log";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, StackE2E,
+                         testing::Values(StackVariant{"yunikorn", false},
+                                         StackVariant{"kube-scheduler", false},
+                                         StackVariant{"yunikorn", true},
+                                         StackVariant{"kube-scheduler", true}),
+                         variant_name);
+
+}  // namespace
