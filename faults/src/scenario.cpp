@@ -83,8 +83,12 @@ std::shared_ptr<const Scenario> load_scenario_text(std::string_view text, std::s
   auto scenario = std::make_shared<Scenario>();
   scenario->source = std::string(source_name);
   YAML::Node document = parse_yaml(text, errors);
-  if (document.IsDefined() && !document.IsNull()) parse_document(document, *scenario, errors);
-  else if (errors.list().empty()) errors.add(YAML::Mark::null_mark(), "", "the file is empty");
+  try {
+    if (document.IsDefined() && !document.IsNull()) parse_document(document, *scenario, errors);
+    else if (errors.list().empty()) errors.add(YAML::Mark::null_mark(), "", "the file is empty");
+  } catch (const YAML::Exception& e) {  // a node shape the readers did not expect: still an error report
+    errors.add(e.mark, "", "cannot read this YAML: " + e.msg);
+  }
   if (!errors.list().empty()) throw ScenarioError(errors.list());
   return scenario;
 }

@@ -102,3 +102,49 @@ TEST(BadScenarioFiles, ErrorMessageJoinsAllErrors) {
 
 }  // namespace
 }  // namespace faultline::faults
+
+namespace faultline::faults {
+namespace {
+
+// Odd shapes anywhere in the file end as a ScenarioError with a position, never a crash or a
+// yaml-cpp exception.
+TEST(BadScenarioShapes, OnlyScenarioErrorsEscape) {
+  const std::string header = "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: x}\n";
+  const char* bodies[] = {
+      "faults: [1, 2]",
+      "faults: [[]]",
+      "faults: {a: b}",
+      "faults: [{name: r, action: []}]",
+      "faults: [{name: r, when: 5, action: {type: reset}}]",
+      "faults: [{name: r, match: [a], action: {type: reset}}]",
+      "faults: [{name: [r], action: {type: reset}}]",
+      "faults: [{name: r, action: {type: [reset]}}]",
+      "faults: [{name: r, action: {type: watch-inject, object: [1]}}]",
+      "faults: [{name: r, match: {headers: [a]}, action: {type: reset}}]",
+      "faults: [{name: r, match: {verbs: [[get]]}, action: {type: reset}}]",
+      "? [complex, key]\n: value",
+      "seed: 99999999999999999999999",
+      "seed: !!binary aGVsbG8=",
+      "workload: {nodes: {count: 1}, phases: [5]}",
+      "workload: {nodes: 3, phases: [{name: p, pods: 1, template: [x]}]}",
+      "checks: {invariants: {a: b}, expect: 7}",
+      "anchor: &a {x: 1}\nother: *a",
+  };
+  for (const char* body : bodies) {
+    try {
+      load_scenario_text(header + body + "\n", "odd.yaml");
+      ADD_FAILURE() << "loaded: " << body;
+    } catch (const ScenarioError& e) {
+      ASSERT_FALSE(e.errors().empty()) << body;
+      for (const auto& error : e.errors()) EXPECT_EQ(error.rfind("odd.yaml:", 0), 0u) << error;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << body << ": " << e.what();
+    }
+  }
+  for (const char* whole : {"[]", "just text", "- a\n- b", "{{{"}) {
+    EXPECT_THROW(load_scenario_text(whole, "odd.yaml"), ScenarioError) << whole;
+  }
+}
+
+}  // namespace
+}  // namespace faultline::faults
