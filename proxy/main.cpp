@@ -222,6 +222,9 @@ int run(const Flags& f) {
     spec.name = "faultline-proxy";
     spec.server = "https://" + listen;
     spec.ca_pem = ca.cert_pem;
+    // The proxy replaces the client's identity upstream, but kubectl prompts for a password when
+    // a kubeconfig user has no credentials at all: give it a placeholder the proxy drops.
+    if (options.upstream.replace_identity) spec.token = "replaced-by-faultline-proxy";
     net::write_kubeconfig(f.write_kubeconfig, spec);
     spdlog::info("wrote kubeconfig {}", f.write_kubeconfig);
   }
