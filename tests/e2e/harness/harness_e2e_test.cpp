@@ -7,6 +7,7 @@
 #include <array>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -57,7 +58,9 @@ public:
         dir_ = fs::temp_directory_path() / ("faultline-harness-e2e-" + scheduler + "-" + std::to_string(::getpid()));
         fs::remove_all(dir_);
         fs::create_directories(dir_);
-        std::string proxy = (kBinary / "proxy" / "faultline-proxy").string();
+        // The proxy built next to the harness, unless the caller points at another build.
+        const char* override_bin = std::getenv("FAULTLINE_PROXY_BIN");
+        std::string proxy = override_bin != nullptr ? override_bin : (kBinary / "proxy" / "faultline-proxy").string();
         up_ = sh("FAULTLINE_PROXY_BIN=" + quote(proxy) + " " + quote((kSource / "scripts" / "stack").string()) +
                  " up --scheduler " + scheduler + " --nodes 0 --run-dir " + quote(dir_.string()));
         std::ifstream env(dir_ / "env");
