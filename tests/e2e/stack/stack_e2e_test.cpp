@@ -221,7 +221,8 @@ TEST_P(StackE2E, KwokNodesReadyAndPodScheduledAndRunning) {
                           "/ws/v1/partition/default/queue/root.default/applications");
     ASSERT_EQ(apps.exit_code, 0) << apps.output;
     bool found = false;
-    for (const auto& app : json::parse(apps.output).as_array()) {
+    const json::value applications = json::parse(apps.output);
+    for (const auto& app : applications.as_array()) {
       if (app.at("applicationID").as_string() != pod_name) {
         continue;
       }
@@ -246,7 +247,8 @@ TEST_P(StackE2E, KwokNodesReadyAndPodScheduledAndRunning) {
     bool bind_seen = false;
     std::string line;
     while (std::getline(audit, line)) {
-      const auto record = json::parse(line).as_object();
+      const json::value parsed = json::parse(line);
+      const auto& record = parsed.as_object();
       const auto* subresource = record.if_contains("subresource");
       const auto* name = record.if_contains("name");
       if (subresource != nullptr && subresource->is_string() && subresource->as_string() == "binding" &&
