@@ -39,7 +39,7 @@ check: build components
 	cd $(BUILD_DIR) && ctest -L 'unit|integration' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 $(ASAN_BUILD_DIR)/build.ninja: | deps
-	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFAULTLINE_SANITIZE=ON
+	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFAULTLINE_SANITIZE=ON -DFAULTLINE_BUILD_E2E=OFF
 
 # Address + undefined sanitizer build of the unit and integration tests.
 sanitize: deps components $(ASAN_BUILD_DIR)/build.ninja
