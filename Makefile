@@ -52,8 +52,9 @@ sanitize: deps components $(ASAN_BUILD_DIR)/build.ninja
 test: build components
 	cd $(BUILD_DIR) && ctest --output-on-failure $(CTEST_ARGS)
 
-lint:
-	shellcheck scripts/install-deps .ci/run $(wildcard scripts/*.sh) $(filter-out %.go %.mod %.sum %.md %.yaml,$(wildcard scripts/*))
+# Every shell script of the project (files under scripts/ that start with a bash shebang).
+lint: deps
+	shellcheck .ci/run $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts)
 
 stack-up: build components
 	scripts/stack up --scheduler $(SCHEDULER)
@@ -66,6 +67,12 @@ stack-status:
 
 chaos: build components
 	scripts/chaos --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
+	  $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
+	  $(if $(OUT),--out $(OUT))
+
+RUNS ?= 10
+soak: build components
+	scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(OUT),--out $(OUT))
 
