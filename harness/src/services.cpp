@@ -105,7 +105,14 @@ YunikornSnapshot take_yunikorn_snapshot(const std::string& baseUrl, std::string*
         expect_ok(http_call("GET", base + "/applications/active"), "YuniKorn applications").body);
     s.nodes = decode_nodes(expect_ok(http_call("GET", base + "/nodes"), "YuniKorn nodes").body);
     if (fullStateDump != nullptr) {
-        *fullStateDump = expect_ok(http_call("GET", trim_slash(baseUrl) + "/ws/v1/fullstatedump"), "YuniKorn fullstatedump").body;
+        // v1.9.0 serves it under /debug and redirects the old /ws/v1 path there.
+        auto dump = http_call("GET", trim_slash(baseUrl) + "/ws/v1/fullstatedump");
+        if ((dump.status == 301 || dump.status == 302 || dump.status == 307 || dump.status == 308) &&
+            !dump.header("location").empty()) {
+            std::string location = dump.header("location");
+            dump = http_call("GET", location.rfind("http", 0) == 0 ? location : trim_slash(baseUrl) + location);
+        }
+        *fullStateDump = expect_ok(dump, "YuniKorn fullstatedump").body;
     }
     return s;
 }
