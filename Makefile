@@ -10,6 +10,9 @@ ASAN_BUILD_DIR ?= build-asan
 BUILD_TYPE     ?= RelWithDebInfo
 JOBS           ?= $(shell nproc)
 CTEST_ARGS     ?=
+# ccache keys on paths relative to the checkout, so every clone shares one cache.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_MAXSIZE ?= 5G
 
 # make chaos overrides (empty means: what the scenario says)
 SCENARIO  ?= yunikorn-3355-outage
