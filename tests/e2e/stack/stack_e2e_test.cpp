@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -87,6 +88,12 @@ struct StackVariant {
   std::string scheduler;  // yunikorn | kube-scheduler
   bool through_proxy;
 };
+
+// gtest prints the parameter into the test's listing (and so into ctest's test name); without
+// this it would print the bytes of the struct, which include a heap pointer.
+void PrintTo(const StackVariant& variant, std::ostream* os) {
+  *os << variant.scheduler << (variant.through_proxy ? " through faultline-proxy" : " direct");
+}
 
 std::string variant_name(const testing::TestParamInfo<StackVariant>& info) {
   std::string name = info.param.scheduler == "yunikorn" ? "YuniKorn" : "KubeScheduler";
