@@ -64,7 +64,7 @@ lint: deps
 	shellcheck .ci/run $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts)
 
 stack-up: build components
-	scripts/stack up --scheduler $(SCHEDULER)
+	scripts/stack up --scheduler $(SCHEDULER) --proxy-bin $(BUILD_DIR)/proxy/faultline-proxy
 
 stack-down:
 	scripts/stack down
