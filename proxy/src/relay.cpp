@@ -104,6 +104,8 @@ asio::awaitable<void> Session::send_request(Exchange& ex) {
   // A kept-alive upstream connection may have been closed by the apiserver meanwhile: nothing has
   // been sent yet, so one reconnect is safe.
   for (int attempt = 0;; ++attempt) {
+    // The client connection was cut (an outage) while this request was on its way: never reconnect.
+    if (cut_) throw boost::system::system_error(asio::error::operation_aborted, "connection cut");
     if (!upstream_) co_await connect_upstream();
     beast::get_lowest_layer(upstream_->stream).expires_after(options_.io_timeout);
     auto [ec, n] = co_await http::async_write_header(upstream_->stream, sr, use_tuple);

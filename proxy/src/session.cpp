@@ -258,7 +258,11 @@ void Session::cut_now(Cut how) {
     socket.shutdown(tcp::socket::shutdown_both, ec);  // FIN
   }
   client_tcp().close();
-  close_upstream();
+  // Close the upstream socket but keep the Upstream object: cut_now also runs from outside the
+  // exchange (an outage resetting every live connection) while a coroutine is suspended on that
+  // stream holding references into it. It wakes with operation_aborted and ends the session;
+  // destroying the object here would leave it a dangling pointer.
+  if (upstream_) beast::get_lowest_layer(upstream_->stream).socket().close(ec);
 }
 
 void Session::close_upstream() {
