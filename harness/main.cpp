@@ -161,6 +161,7 @@ int main(int argc, char** argv) {
 
     std::string scenario_file, env_file, kubeconfig, context, scheduler, yunikorn_url, proxy_url, out_dir, expect;
     std::string settle;
+    std::uint64_t nodes = 0;
     std::uint64_t pods = 0;
     std::uint64_t seed = 0;
     double rate = 0;
@@ -176,6 +177,7 @@ int main(int argc, char** argv) {
     run->add_option("--yunikorn-url", yunikorn_url, "YuniKorn REST API (default $FAULTLINE_YUNIKORN_URL)");
     run->add_option("--proxy-admin-url", proxy_url, "faultline-proxy admin API (default $FAULTLINE_PROXY_ADMIN_URL)");
     run->add_option("--out", out_dir, "report directory (default .run/reports/<scenario>-<time>)");
+    run->add_option("--nodes", nodes, "override the number of KWOK nodes")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000}));
     run->add_option("--pods", pods, "override the first phase's pod count");
     run->add_option("--rate", rate, "override the first phase's creation rate (pods/s)");
     auto* seed_option = run->add_option("--seed", seed, "override the scenario's seed (the proxy's fault decisions)");
@@ -245,6 +247,7 @@ int main(int argc, char** argv) {
     o.yunikornUrl = o.scheduler == "yunikorn" ? yunikorn_url : std::string();
     o.proxyAdminUrl = proxy_url;
     o.outDir = out_dir.empty() ? default_out_dir(sc->metadata.name.empty() ? "scenario" : sc->metadata.name) : out_dir;
+    if (nodes > 0) o.nodes = nodes;
     if (pods > 0) o.pods = pods;
     if (rate > 0) o.rate = rate;
     if (!settle.empty()) {

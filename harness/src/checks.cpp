@@ -33,6 +33,43 @@ CheckResult no_data(std::string name, std::string why) {
 
 bool pods_observed(const Observations& obs) { return obs.pods.watched && !obs.pods.pods.empty(); }
 
+// The bind requests the proxy saw, by pod (namespace/name), in audit order: the first link of the
+// YUNIKORN-3355 chain a reader wants beside a stranded pod or a phantom allocation.
+class BindHistory {
+public:
+    explicit BindHistory(const Observations& obs) {
+        if (!obs.audit) return;
+        for (const auto& rec : *obs.audit) {
+            if (rec.resource == "pods" && rec.subresource == "binding") binds_[rec.ns + "/" + rec.name].push_back(&rec);
+        }
+    }
+
+    // "" without an audit; otherwise one clause such as
+    // "binds seen by the proxy: 18:19:09.140Z no answer (connection cut)".
+    std::string of(const PodState& pod, const Observations& obs) const {
+        if (!obs.audit) return "";
+        auto it = binds_.find(pod_ref(pod));
+        if (it == binds_.end()) return "; no bind of it reached the proxy (refused or never sent)";
+        std::string out = "; binds seen by the proxy:";
+        for (const AuditRecord* rec : it->second) out += " " + time_of(rec->ts) + " " + outcome(*rec) + ",";
+        out.pop_back();
+        return out;
+    }
+
+private:
+    static std::string time_of(const std::string& ts) {
+        auto t = ts.find('T');
+        return t == std::string::npos ? ts : ts.substr(t + 1);
+    }
+    static std::string outcome(const AuditRecord& rec) {
+        std::string by_rule = rec.rule.empty() ? "" : " by rule " + rec.rule;
+        if (rec.status == 0) return "no answer (connection cut" + by_rule + ")";
+        return std::to_string(rec.status) + (rec.rule.empty() ? "" : " (" + rec.action + by_rule + ")");
+    }
+
+    std::map<std::string, std::vector<const AuditRecord*>> binds_;
+};
+
 bool scheduled_by_yunikorn(const PodState& p) { return p.schedulerName == kYunikorn; }
 
 // Everything the queue-accounting check and the stats need, computed once.
@@ -55,6 +92,7 @@ Accounting analyse_accounting(const Observations& obs) {
     std::map<std::string, const PodState*> pod_by_uid;
     for (const auto& [uid, pod] : obs.pods.pods) pod_by_uid[uid] = &pod;
 
+    BindHistory binds(obs);
     std::map<std::string, std::string> queue_of_allocation;
     for (const auto& app : yk.applications) {
         for (const auto& alloc : app.allocations) {
@@ -66,7 +104,7 @@ Accounting analyse_accounting(const Observations& obs) {
             std::string why = pod == nullptr    ? "no such pod in the watched namespace"
                               : !pod->live()    ? "pod was deleted"
                                                 : "pod is " + (pod->phase.empty() ? std::string("?") : pod->phase) +
-                                                   " with empty spec.nodeName";
+                                                   " with empty spec.nodeName" + binds.of(*pod, obs);
             std::string name = pod != nullptr ? pod_ref(*pod) : (alloc.podName.empty() ? "?" : alloc.podName);
             acc.phantoms.push_back("phantom allocation " + alloc.allocationKey + " (pod " + name + ", app " +
                                    app.id + ", queue " + app.queue + ", node " + alloc.nodeId + "): " + why);
@@ -140,13 +178,14 @@ CheckResult check_pods_bound(const Observations& obs) {
     std::int64_t live = 0;
     std::int64_t unbound = 0;
     std::int64_t not_running = 0;
+    BindHistory binds(obs);
     for (const auto& [uid, pod] : obs.pods.pods) {
         if (!pod.live()) continue;
         ++live;
         if (!pod.isBound()) {
             ++unbound;
             add_evidence(r, "pod " + pod_ref(pod) + " is " + (pod.phase.empty() ? "Pending" : pod.phase) +
-                                " with empty spec.nodeName (uid " + uid + ")");
+                                " with empty spec.nodeName (uid " + uid + ")" + binds.of(pod, obs));
         } else if (pod.phase != "Running") {
             ++not_running;
             add_evidence(r, "pod " + pod_ref(pod) + " bound to " + pod.nodeName + " but phase is " +

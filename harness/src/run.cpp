@@ -111,6 +111,7 @@ faults::Workload effective_workload(const RunOptions& o, const faults::Scenario&
     if (!sc.workload) throw std::runtime_error(sc.source + ": the scenario has no workload: nothing to run");
     faults::Workload w = *sc.workload;
     if (w.phases.empty()) throw std::runtime_error(sc.source + ": the workload has no phases");
+    if (o.nodes) w.nodes.count = *o.nodes;
     if (o.pods) w.phases.front().pods = *o.pods;
     if (o.rate) w.phases.front().rate = *o.rate;
     return w;

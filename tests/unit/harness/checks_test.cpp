@@ -26,6 +26,30 @@ TEST(PodsBound, StrandedPodIsAViolationNamingThePod) {
     EXPECT_TRUE(mentions(r, "faultline/burst-00002")) << r.evidence.front();
 }
 
+// The proxy's audit says why the pod has no node: its bind was cut by the outage.
+TEST(PodsBound, StrandedPodEvidenceCarriesItsBindAsTheProxySawIt) {
+    auto r = check_pods_bound(observations_3355());
+    EXPECT_TRUE(mentions(r, "burst-00002 is Pending with empty spec.nodeName")) << r.evidence.front();
+    EXPECT_TRUE(mentions(r, "binds seen by the proxy: 14:48:30.200Z no answer (connection cut by rule outage-mid-bind)"))
+        << r.evidence.front();
+}
+
+TEST(PodsBound, StrandedPodWhoseBindNeverReachedTheProxySaysSo) {
+    auto obs = observations_3355();
+    obs.audit->erase(std::remove_if(obs.audit->begin(), obs.audit->end(),
+                                    [](const AuditRecord& rec) { return rec.name == "burst-00002"; }),
+                     obs.audit->end());
+    auto r = check_pods_bound(obs);
+    EXPECT_TRUE(mentions(r, "no bind of it reached the proxy")) << r.evidence.front();
+}
+
+TEST(PodsBound, WithoutAProxyAuditTheEvidenceClaimsNothingAboutBinds) {
+    auto obs = observations_3355();
+    obs.audit.reset();
+    auto r = check_pods_bound(obs);
+    EXPECT_FALSE(mentions(r, "bind")) << r.evidence.front();
+}
+
 TEST(PodsBound, BoundButNotRunningIsAViolation) {
     auto obs = observations_healthy();
     put(obs, make_pod(3, "kwok-node-0", "Pending"));
@@ -47,6 +71,8 @@ TEST(QueueAccounting, PhantomAllocationIsListedWithItsKey) {
     EXPECT_EQ(r.count, 1);
     EXPECT_TRUE(mentions(r, "queue root.default: allocatedResource.pods=4, bound live pods=3"));
     EXPECT_TRUE(mentions(r, "phantom allocation 5b1c0c1e-0002-4d6a-9a51-000000000002 (pod faultline/burst-00002"));
+    EXPECT_TRUE(mentions(r, "node kwok-node-1): pod is Pending with empty spec.nodeName; binds seen by the proxy: "
+                            "14:48:30.200Z no answer (connection cut by rule outage-mid-bind)"));
 }
 
 TEST(QueueAccounting, DeletedPodStillAllocatedIsAPhantom) {

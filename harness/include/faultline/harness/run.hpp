@@ -20,7 +20,9 @@ struct RunOptions {
     std::string proxyAdminUrl;           // required when the scenario has faults
     std::string proxyAdminToken;
     std::filesystem::path outDir;        // fullstatedump and other raw evidence go here too
-    // Overrides of the scenario (the chaos driver's PODS=, RATE=, ...); pods/rate apply to the first phase.
+    // Overrides of the scenario (the chaos driver's NODES=, PODS=, RATE=, ...); pods/rate apply to the
+    // first phase, nodes to the node pool.
+    std::optional<std::uint64_t> nodes;
     std::optional<std::uint64_t> pods;
     std::optional<double> rate;
     std::optional<std::chrono::milliseconds> settle;
