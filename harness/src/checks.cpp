@@ -395,6 +395,14 @@ RunStats compute_stats(const Observations& obs) {
         s.queueAllocatedPods = acc.allocatedTotal;
         s.phantomAllocations = acc.phantomCount;
     }
+    if (obs.audit) {
+        s.bindsSucceeded = 0;
+        s.bindsFailed = 0;
+        for (const auto& rec : *obs.audit) {
+            if (rec.resource != "pods" || rec.subresource != "binding") continue;
+            ++*(rec.status >= 200 && rec.status < 300 ? s.bindsSucceeded : s.bindsFailed);
+        }
+    }
     return s;
 }
 

@@ -105,7 +105,9 @@ std::string render_html(const Report& r) {
                                                                std::to_string(r.stats.strandedPods) + " / " +
                                                                std::to_string(r.stats.deletedPods)})
       << row({"queue allocated pods (YuniKorn)", opt(r.stats.queueAllocatedPods)})
-      << row({"phantom allocations", opt(r.stats.phantomAllocations)});
+      << row({"phantom allocations", opt(r.stats.phantomAllocations)})
+      << row({"binds through the proxy: succeeded / failed", opt(r.stats.bindsSucceeded) + " / " +
+                                                               opt(r.stats.bindsFailed)});
     for (const auto& [k, v] : r.versions) h << row({"version: " + k, v});
     for (const auto& [k, v] : r.clientRetries) h << row({"harness retries: " + k, std::to_string(v)});
     h << "</table>\n<h2>Timeline</h2>\n" << timeline_svg(r);

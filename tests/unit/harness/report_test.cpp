@@ -100,6 +100,9 @@ TEST(ReportJson, CarriesTheDesignFields) {
     EXPECT_EQ(doc.at("stats").at("strandedPods").to_number<std::int64_t>(), 1);
     EXPECT_EQ(doc.at("stats").at("queueAllocatedPods").to_number<std::int64_t>(), 4);
     EXPECT_EQ(doc.at("stats").at("phantomAllocations").to_number<std::int64_t>(), 1);
+    // from the proxy audit: burst-00001's bind got 201, burst-00002's was cut by the outage
+    EXPECT_EQ(doc.at("stats").at("bindsSucceeded").to_number<std::int64_t>(), 1);
+    EXPECT_EQ(doc.at("stats").at("bindsFailed").to_number<std::int64_t>(), 1);
 }
 
 TEST(Junit, ExpectedViolationsArePassingTestcases) {

@@ -57,6 +57,10 @@ struct RunStats {
     std::int64_t deletedPods = 0;
     std::optional<std::int64_t> queueAllocatedPods;  // only with a YuniKorn snapshot
     std::optional<std::int64_t> phantomAllocations;
+    // Bind requests through the proxy (only with its audit): answered 2xx, and everything else
+    // (an injected or upstream error status, or a connection cut before any answer).
+    std::optional<std::int64_t> bindsSucceeded;
+    std::optional<std::int64_t> bindsFailed;
 };
 RunStats compute_stats(const Observations& obs);
 
