@@ -4,16 +4,14 @@
 // tests read report.json the way a user or CI would and check the verdict and the numbers behind it.
 // One stack at a time: YuniKorn v1.9.0 always serves its REST API on port 9080.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <boost/json.hpp>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "local_stack.hpp"
 
 namespace {
 
@@ -28,41 +26,11 @@ const fs::path kBinary = FAULTLINE_BINARY_DIR;
 // scenario's 3000.
 constexpr const char* kPods = "1000";
 
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
-
-struct Result {
-    int code = -1;
-    std::string output;
-};
-
-Result sh(const std::string& command) {
-    Result r;
-    FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-    if (p == nullptr) return r;
-    std::array<char, 4096> buf{};
-    for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) r.output.append(buf.data(), n);
-    int status = ::pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string binary(const char* env, const fs::path& fallback) {
-    const char* v = std::getenv(env);
-    return v != nullptr && *v != '\0' ? std::string(v) : fallback.string();
-}
+using namespace faultline::testing;  // tests/support/local_stack.hpp
 
 // One scripts/chaos run with its report.
 struct ChaosRun {
-    Result result;
+    CommandResult result;
     fs::path out;
     json::object report;
 
@@ -94,12 +62,12 @@ ChaosRun chaos(const std::string& scenario, const std::string& scheduler, const 
     run.out = fs::temp_directory_path() / ("faultline-chaos-e2e-" + scenario + "-" + std::to_string(::getpid()));
     fs::remove_all(run.out);
     std::string command = "FAULTLINE_HARNESS_BIN=" +
-                          quote(binary("FAULTLINE_HARNESS_BIN", kBinary / "harness" / "faultline-harness")) +
+                          shell_quote(env_or("FAULTLINE_HARNESS_BIN", kBinary / "harness" / "faultline-harness")) +
                           " FAULTLINE_PROXY_BIN=" +
-                          quote(binary("FAULTLINE_PROXY_BIN", kBinary / "proxy" / "faultline-proxy")) + " " +
-                          quote((kSource / "scripts" / "chaos").string()) + " --scenario " + quote(scenario) +
-                          " --scheduler " + scheduler + " --pods " + pods + " --out " + quote(run.out.string());
-    run.result = sh(command);
+                          shell_quote(env_or("FAULTLINE_PROXY_BIN", kBinary / "proxy" / "faultline-proxy")) + " " +
+                          shell_quote((kSource / "scripts" / "chaos").string()) + " --scenario " + shell_quote(scenario) +
+                          " --scheduler " + scheduler + " --pods " + pods + " --out " + shell_quote(run.out.string());
+    run.result = run_command(command);
     std::string text = slurp(run.out / "report.json");
     if (!text.empty()) {
         boost::system::error_code ec;
@@ -125,9 +93,9 @@ std::string faults_section(const fs::path& file) {
 }
 
 TEST(ChaosDriver, UnknownScenarioIsAnErrorBeforeAnyStackStarts) {
-    Result r = sh(quote((kSource / "scripts" / "chaos").string()) +
-                  " --scenario no-such-scenario --scheduler yunikorn");
-    EXPECT_EQ(r.code, 2) << r.output;
+    CommandResult r = run_command(shell_quote((kSource / "scripts" / "chaos").string()) +
+                                  " --scenario no-such-scenario --scheduler yunikorn");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("no scenario 'no-such-scenario'"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("yunikorn-3355-outage"), std::string::npos) << "lists the shipped scenarios:\n" << r.output;
     EXPECT_EQ(r.output.find("local stack"), std::string::npos) << r.output;
@@ -145,7 +113,7 @@ TEST(ChaosScenarios, KubeSchedulerControlCarriesExactlyTheReproductionsFaults) {
 TEST(ChaosE2E, YuniKornWithoutFaultsPasses) {
     ChaosRun run = chaos("yunikorn-3355-control", "yunikorn");
     ASSERT_FALSE(run.report.empty()) << run.context();
-    EXPECT_EQ(run.result.code, 0) << run.context();
+    EXPECT_EQ(run.result.exit_code, 0) << run.context();
     EXPECT_EQ(run.verdict(), "pass") << run.context();
     EXPECT_EQ(run.stat("strandedPods"), 0) << run.context();
     EXPECT_EQ(run.stat("phantomAllocations"), 0) << run.context();
@@ -159,7 +127,7 @@ TEST(ChaosE2E, YuniKornWithoutFaultsPasses) {
 TEST(ChaosE2E, KubeSchedulerUnderThe3355FaultsPasses) {
     ChaosRun run = chaos("kube-scheduler-3355-outage", "kube-scheduler");
     ASSERT_FALSE(run.report.empty()) << run.context();
-    EXPECT_EQ(run.result.code, 0) << run.context();
+    EXPECT_EQ(run.result.exit_code, 0) << run.context();
     EXPECT_EQ(run.verdict(), "pass") << run.context();
     EXPECT_GT(run.injected("outage-mid-bind"), 0) << run.context();
     EXPECT_GT(run.injected("relist-after-outage"), 0) << run.context();
@@ -173,7 +141,7 @@ TEST(ChaosE2E, YuniKornUnderThe3355FaultsStrandsPodsTheQueueStillBooks) {
     EXPECT_GT(run.injected("outage-mid-bind"), 0) << run.context();
     EXPECT_GT(run.injected("relist-after-outage"), 0) << run.context();
     EXPECT_EQ(run.verdict(), "reproduced") << run.context();
-    EXPECT_EQ(run.result.code, 0) << run.context();
+    EXPECT_EQ(run.result.exit_code, 0) << run.context();
     EXPECT_GT(run.stat("strandedPods"), 0) << run.context();
     EXPECT_GT(run.stat("phantomAllocations"), 0) << run.context();
     EXPECT_GT(run.stat("queueAllocatedPods"), run.stat("boundPods")) << run.context();

@@ -2,19 +2,15 @@
 // YuniKorn or kube-scheduler) per test in a temporary run dir, the real harness binary, and the
 // report files checked the way a user or CI would read them (JSON parser, XML parser, HTML parser).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <boost/json.hpp>
 #include <chrono>
-#include <cstdlib>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <future>
-#include <map>
 #include <string>
 #include <thread>
+
+#include "local_stack.hpp"
 
 namespace {
 
@@ -24,101 +20,60 @@ namespace json = boost::json;
 const fs::path kSource = FAULTLINE_SOURCE_DIR;
 const fs::path kBinary = FAULTLINE_BINARY_DIR;
 
-std::string quote(const std::string& s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
+using namespace faultline::testing;  // tests/support/local_stack.hpp
 
-struct Result {
-    int code = -1;
-    std::string output;
-};
-
-Result sh(const std::string& command) {
-    Result r;
-    FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-    if (p == nullptr) return r;
-    std::array<char, 4096> buf{};
-    for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) r.output.append(buf.data(), n);
-    int status = ::pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// One local stack for one test; always torn down.
+// One local stack for one test (scheduler and KWOK, no nodes yet); always torn down.
 class Stack {
 public:
-    explicit Stack(const std::string& scheduler) {
-        dir_ = fs::temp_directory_path() / ("faultline-harness-e2e-" + scheduler + "-" + std::to_string(::getpid()));
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
+    explicit Stack(const std::string& scheduler) : stack_("faultline-harness-e2e-" + scheduler) {
         // The proxy built next to the harness, unless the caller points at another build.
-        const char* override_bin = std::getenv("FAULTLINE_PROXY_BIN");
-        std::string proxy = override_bin != nullptr ? override_bin : (kBinary / "proxy" / "faultline-proxy").string();
-        up_ = sh("FAULTLINE_PROXY_BIN=" + quote(proxy) + " " + quote((kSource / "scripts" / "stack").string()) +
-                 " up --scheduler " + scheduler + " --nodes 0 --run-dir " + quote(dir_.string()));
-        std::ifstream env(dir_ / "env");
-        for (std::string line; std::getline(env, line);) {
-            auto eq = line.find('=');
-            if (eq != std::string::npos) env_[line.substr(0, eq)] = line.substr(eq + 1);
-        }
+        std::string proxy = env_or("FAULTLINE_PROXY_BIN", (kBinary / "proxy" / "faultline-proxy").string());
+        stack_.up("--scheduler " + scheduler + " --nodes 0", "FAULTLINE_PROXY_BIN=" + shell_quote(proxy));
     }
-    ~Stack() {
-        sh(quote((kSource / "scripts" / "stack").string()) + " down --run-dir " + quote(dir_.string()));
-    }
-    bool up() const { return up_.code == 0 && env_.count("FAULTLINE_ADMIN_KUBECONFIG"); }
-    const std::string& log() const { return up_.output; }
-    fs::path env_file() const { return dir_ / "env"; }
-    fs::path dir() const { return dir_; }
-    std::string kubectl(const std::string& args) const {
-        return quote(env_.at("FAULTLINE_KUBECTL")) + " --kubeconfig " + quote(env_.at("FAULTLINE_ADMIN_KUBECONFIG")) +
-               " " + args;
-    }
+    ~Stack() { stack_.down(); }
+    bool up() const { return stack_.started(); }
+    const std::string& log() const { return stack_.log(); }
+    fs::path env_file() const { return stack_.env_file(); }
+    fs::path dir() const { return stack_.dir(); }
+    std::string kubectl(const std::string& args) const { return stack_.kubectl(args); }
 
 private:
-    fs::path dir_;
-    Result up_;
-    std::map<std::string, std::string> env_;
+    LocalStack stack_;
 };
 
-Result run_harness(const Stack& stack, const fs::path& scenario, const fs::path& out) {
-    return sh(quote((kBinary / "harness" / "faultline-harness").string()) + " run " + quote(scenario.string()) +
-              " --env " + quote(stack.env_file().string()) + " --out " + quote(out.string()));
+CommandResult run_harness(const Stack& stack, const fs::path& scenario, const fs::path& out) {
+    return run_command(shell_quote((kBinary / "harness" / "faultline-harness").string()) + " run " +
+                       shell_quote(scenario.string()) + " --env " + shell_quote(stack.env_file().string()) + " --out " +
+                       shell_quote(out.string()));
 }
 
 // What CI does with the files: parse them.
 void expect_valid_reports(const fs::path& out) {
     ASSERT_TRUE(fs::exists(out / "report.json"));
     EXPECT_NO_THROW(json::parse(slurp(out / "report.json")));
-    Result junit = sh("python3 -c " +
-                      quote("import sys, xml.etree.ElementTree as E\n"
-                            "root = E.parse(sys.argv[1]).getroot()\n"
-                            "cases = root.findall('.//testcase')\n"
-                            "assert root.tag == 'testsuites' and len(cases) >= 3, (root.tag, len(cases))\n") +
-                      " " + quote((out / "junit.xml").string()));
-    EXPECT_EQ(junit.code, 0) << junit.output;
-    Result html = sh("python3 -c " +
-                     quote("import sys\nfrom html.parser import HTMLParser\n"
-                           "class P(HTMLParser):\n"
-                           "    def __init__(s): super().__init__(); s.stack=[]; s.tags=set()\n"
-                           "    def handle_starttag(s, t, a):\n"
-                           "        s.tags.add(t)\n"
-                           "        if t not in ('meta','br','img','link','input','rect','line','polyline','path'): s.stack.append(t)\n"
-                           "    def handle_endtag(s, t):\n"
-                           "        if t in ('rect','line','polyline','path'): return\n"
-                           "        assert s.stack and s.stack[-1] == t, ('unbalanced', t, s.stack[-3:])\n"
-                           "        s.stack.pop()\n"
-                           "p = P(); p.feed(open(sys.argv[1]).read()); p.close()\n"
-                           "assert not p.stack, p.stack\n"
-                           "assert {'html','svg','table'} <= p.tags, p.tags\n") +
-                     " " + quote((out / "report.html").string()));
-    EXPECT_EQ(html.code, 0) << html.output;
+    CommandResult junit = run_command("python3 -c " +
+                                      shell_quote("import sys, xml.etree.ElementTree as E\n"
+                                                  "root = E.parse(sys.argv[1]).getroot()\n"
+                                                  "cases = root.findall('.//testcase')\n"
+                                                  "assert root.tag == 'testsuites' and len(cases) >= 3, (root.tag, len(cases))\n") +
+                                      " " + shell_quote((out / "junit.xml").string()));
+    EXPECT_EQ(junit.exit_code, 0) << junit.output;
+    CommandResult html = run_command("python3 -c " +
+                                     shell_quote("import sys\nfrom html.parser import HTMLParser\n"
+                                                 "class P(HTMLParser):\n"
+                                                 "    def __init__(s): super().__init__(); s.stack=[]; s.tags=set()\n"
+                                                 "    def handle_starttag(s, t, a):\n"
+                                                 "        s.tags.add(t)\n"
+                                                 "        if t not in ('meta','br','img','link','input','rect','line','polyline','path'): s.stack.append(t)\n"
+                                                 "    def handle_endtag(s, t):\n"
+                                                 "        if t in ('rect','line','polyline','path'): return\n"
+                                                 "        assert s.stack and s.stack[-1] == t, ('unbalanced', t, s.stack[-3:])\n"
+                                                 "        s.stack.pop()\n"
+                                                 "p = P(); p.feed(open(sys.argv[1]).read()); p.close()\n"
+                                                 "assert not p.stack, p.stack\n"
+                                                 "assert {'html','svg','table'} <= p.tags, p.tags\n") +
+                                     " " + shell_quote((out / "report.html").string()));
+    EXPECT_EQ(html.exit_code, 0) << html.output;
 }
 
 json::object check_named(const json::value& report, const std::string& name) {
@@ -133,8 +88,8 @@ void no_fault_scenario_passes(const std::string& scheduler) {
     Stack stack(scheduler);
     ASSERT_TRUE(stack.up()) << stack.log();
     fs::path out = stack.dir() / "report";
-    Result r = run_harness(stack, kSource / "harness" / "scenarios" / "no-faults.yaml", out);
-    EXPECT_EQ(r.code, 0) << r.output;
+    CommandResult r = run_harness(stack, kSource / "harness" / "scenarios" / "no-faults.yaml", out);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
     expect_valid_reports(out);
     json::value report = json::parse(slurp(out / "report.json"));
     EXPECT_EQ(report.at("verdict").as_string(), "pass") << r.output;
@@ -173,16 +128,16 @@ TEST(HarnessE2E, PodDeletedBehindTheHarnessFailsNoUnexpectedDeletes) {
     bool deleted = false;
     for (int i = 0; i < 120 && !deleted; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
-        Result phase = sh(stack.kubectl("-n faultline get pod " + victim + " -o jsonpath={.status.phase}"));
-        if (phase.code == 0 && phase.output == "Running") {
-            Result del = sh(stack.kubectl("-n faultline delete pod " + victim + " --wait=false"));
-            ASSERT_EQ(del.code, 0) << del.output;
+        CommandResult phase = run_command(stack.kubectl("-n faultline get pod " + victim + " -o jsonpath={.status.phase}"));
+        if (phase.exit_code == 0 && phase.output == "Running") {
+            CommandResult del = run_command(stack.kubectl("-n faultline delete pod " + victim + " --wait=false"));
+            ASSERT_EQ(del.exit_code, 0) << del.output;
             deleted = true;
         }
     }
     ASSERT_TRUE(deleted) << "pod " << victim << " never ran";
-    Result r = harness.get();
-    EXPECT_EQ(r.code, 1) << "an unexpected delete is an unexpected verdict\n" << r.output;
+    CommandResult r = harness.get();
+    EXPECT_EQ(r.exit_code, 1) << "an unexpected delete is an unexpected verdict\n" << r.output;
     expect_valid_reports(out);
     json::value report = json::parse(slurp(out / "report.json"));
     EXPECT_EQ(report.at("verdict").as_string(), "fail");

@@ -10,9 +10,9 @@
 
 #include <boost/json.hpp>
 
-#include <array>
+#include "local_stack.hpp"
+
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,8 +23,6 @@
 #include <thread>
 #include <vector>
 
-#include <sys/wait.h>
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -34,55 +32,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kNodes = 3;
 constexpr auto kScheduleDeadline = std::chrono::seconds(10);
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-std::string shell_quote(const std::string& s) {
-  std::string quoted = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      quoted += "'\\''";
-    } else {
-      quoted += c;
-    }
-  }
-  return quoted + "'";
-}
-
-CommandResult run(const std::string& command) {
-  CommandResult result;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) {
-    result.output = "popen failed for: " + command;
-    return result;
-  }
-  std::array<char, 4096> buffer{};
-  size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    result.output.append(buffer.data(), n);
-  }
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-// DIR/env: KEY=VALUE lines written by `scripts/stack up`.
-std::map<std::string, std::string> read_env_file(const fs::path& path) {
-  std::map<std::string, std::string> env;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto eq = line.find('=');
-    if (eq != std::string::npos) {
-      env[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-  }
-  return env;
-}
-
-std::string stack_script() { return std::string(FAULTLINE_SOURCE_DIR) + "/scripts/stack"; }
+using namespace faultline::testing;  // tests/support/local_stack.hpp
 
 struct StackVariant {
   std::string scheduler;  // yunikorn | kube-scheduler
@@ -118,7 +68,7 @@ class StackE2E : public testing::TestWithParam<StackVariant> {
                           std::to_string(kNodes) + " --timeout 300";
     command += GetParam().through_proxy ? " --proxy-bin " + shell_quote(proxy_bin_) : " --no-proxy";
     started_ = true;
-    const auto up = run(command);
+    const auto up = run_command(command);
     ASSERT_EQ(up.exit_code, 0) << command << "\n" << up.output;
     env_ = read_env_file(run_dir_ / "env");
     ASSERT_FALSE(env_["FAULTLINE_ADMIN_KUBECONFIG"].empty()) << "no env written:\n" << up.output;
@@ -132,10 +82,10 @@ class StackE2E : public testing::TestWithParam<StackVariant> {
     if (!started_) {
       return;
     }
-    const auto down = run(stack_script() + " down --run-dir " + shell_quote(run_dir_.string()));
+    const auto down = run_command(stack_script() + " down --run-dir " + shell_quote(run_dir_.string()));
     EXPECT_EQ(down.exit_code, 0) << down.output;
     // `status` exits non-zero when none of the stack's processes is alive any more.
-    const auto status = run(stack_script() + " status --run-dir " + shell_quote(run_dir_.string()));
+    const auto status = run_command(stack_script() + " status --run-dir " + shell_quote(run_dir_.string()));
     EXPECT_NE(status.exit_code, 0) << "processes left after down:\n" << status.output;
     if (HasFailure()) {
       std::cerr << "stack logs kept in " << (run_dir_ / "logs") << "\n";
@@ -145,8 +95,7 @@ class StackE2E : public testing::TestWithParam<StackVariant> {
   }
 
   CommandResult kubectl(const std::string& args) {
-    return run(shell_quote(env_["FAULTLINE_KUBECTL"]) + " --kubeconfig " +
-               shell_quote(env_["FAULTLINE_ADMIN_KUBECONFIG"]) + " " + args);
+    return run_command(admin_kubectl_command(env_, args));
   }
 
   json::value kubectl_json(const std::string& args) {
@@ -247,7 +196,7 @@ TEST_P(StackE2E, KwokNodesReadyAndPodScheduledAndRunning) {
 
   // 3. YuniKorn's own view: an allocation for this pod, in root.default, on the same node.
   if (GetParam().scheduler == "yunikorn") {
-    const auto apps = run("curl -sf " + env_["FAULTLINE_YUNIKORN_URL"] +
+    const auto apps = run_command("curl -sf " + env_["FAULTLINE_YUNIKORN_URL"] +
                           "/ws/v1/partition/default/queue/root.default/applications");
     ASSERT_EQ(apps.exit_code, 0) << apps.output;
     bool found = false;
@@ -280,7 +229,7 @@ TEST_P(StackE2E, KwokNodesReadyAndPodScheduledAndRunning) {
       if (attempt > 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
       }
-      const auto audit = run("curl -sf " + shell_quote(url));
+      const auto audit = run_command("curl -sf " + shell_quote(url));
       ASSERT_EQ(audit.exit_code, 0) << "GET " << url << ": " << audit.output;
       last_body = audit.output;
       bind_seen = audit_has_binding(audit.output, pod_name);

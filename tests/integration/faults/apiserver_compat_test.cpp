@@ -2,68 +2,32 @@
 // provoke real errors from a real kube-apiserver (the local stack, no scheduler, no proxy) and
 // compare them byte for byte with the fault model's rendering.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <boost/json.hpp>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <map>
 
 #include "faultline/faults/action.hpp"
 #include "faultline/faults/request_info.hpp"
 #include "faultline/faults/status.hpp"
 #include "faultline/harness/http_plain.hpp"
 #include "faultline/harness/kube_client.hpp"
+#include "local_stack.hpp"
 
 namespace faultline::faults {
 namespace {
 
-namespace fs = std::filesystem;
 namespace json = boost::json;
 
-int run_shell(const std::string& command, std::string* output) {
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return -1;
-  std::array<char, 4096> buffer{};
-  for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) output->append(buffer.data(), n);
-  int status = ::pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 // One local stack for the whole program, in a temporary run dir.
-class LocalStack : public ::testing::Environment {
- public:
-  void SetUp() override {
-    dir = fs::temp_directory_path() / ("faultline-faults-compat-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    started = run_shell(script() + " up --no-scheduler --nodes 0 --run-dir " + dir.string(), &log) == 0;
-    std::ifstream env(dir / "env");
-    for (std::string line; std::getline(env, line);)
-      if (auto eq = line.find('='); eq != std::string::npos) vars[line.substr(0, eq)] = line.substr(eq + 1);
-  }
-  void TearDown() override {
-    std::string ignored;
-    run_shell(script() + " down --run-dir " + dir.string(), &ignored);
-  }
-  static std::string script() { return std::string(FAULTLINE_SOURCE_DIR) + "/scripts/stack"; }
-
-  fs::path dir;
-  bool started = false;
-  std::string log;
-  std::map<std::string, std::string> vars;
-};
-
-LocalStack* stack = nullptr;
+testing::LocalStackEnvironment* stack_env = nullptr;
 
 class ApiserverCompat : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(stack->started) << "the local stack did not start:\n" << stack->log;
+    const testing::LocalStack& stack = stack_env->stack;
+    ASSERT_TRUE(stack.started()) << "the local stack did not start:\n" << stack.log();
     harness::KubeClientOptions options;
-    options.cluster = net::load_kubeconfig(stack->vars.at("FAULTLINE_ADMIN_KUBECONFIG"));
+    options.cluster = net::load_kubeconfig(stack.var("FAULTLINE_ADMIN_KUBECONFIG"));
     options.userAgent = "faultline-faults-test";  // not curl: kube-apiserver pretty-prints for curl
     client = std::make_unique<harness::KubeClient>(options);
   }
@@ -137,7 +101,7 @@ TEST_F(ApiserverCompat, WatchGoneEventIsTheApiserversExpiredEvent) {
   // Core events have no watch cache, so a watch from a revision etcd has compacted away gets the
   // 410 ERROR event from the storage layer, as client-go's reflectors meet it in real clusters.
   harness::PlainResponse compacted = harness::http_call(
-      "POST", stack->vars.at("FAULTLINE_ETCD_URL") + "/v3/kv/compaction",
+      "POST", stack_env->stack.vars().at("FAULTLINE_ETCD_URL") + "/v3/kv/compaction",
       R"({"revision":")" + new_version + R"(","physical":true})", "application/json");
   ASSERT_EQ(compacted.status, 200) << compacted.body;
 
@@ -158,7 +122,8 @@ TEST_F(ApiserverCompat, WatchGoneEventIsTheApiserversExpiredEvent) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  faultline::faults::stack = new faultline::faults::LocalStack;
-  ::testing::AddGlobalTestEnvironment(faultline::faults::stack);
+  faultline::faults::stack_env =
+      new faultline::testing::LocalStackEnvironment("faultline-faults-compat", "--no-scheduler --nodes 0");
+  ::testing::AddGlobalTestEnvironment(faultline::faults::stack_env);
   return RUN_ALL_TESTS();
 }

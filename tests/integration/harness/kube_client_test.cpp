@@ -3,63 +3,27 @@
 #include "faultline/harness/kube_client.hpp"
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
+#include <atomic>
 #include <boost/json.hpp>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <map>
+#include <mutex>
 #include <thread>
+
+#include "local_stack.hpp"
 
 namespace faultline::harness {
 namespace {
 
-namespace fs = std::filesystem;
 namespace json = boost::json;
 
-int sh(const std::string& command, std::string* output = nullptr) {
-    FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-    if (p == nullptr) return -1;
-    std::array<char, 4096> buf{};
-    std::string out;
-    for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), p)) > 0;) out.append(buf.data(), n);
-    if (output != nullptr) *output = out;
-    int status = ::pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-class ApiServer : public ::testing::Environment {
-public:
-    void SetUp() override {
-        dir = fs::temp_directory_path() / ("faultline-kube-client-" + std::to_string(::getpid()));
-        fs::remove_all(dir);
-        std::string script = std::string(FAULTLINE_SOURCE_DIR) + "/scripts/stack";
-        started = sh(script + " up --no-scheduler --nodes 0 --run-dir " + dir.string(), &log) == 0;
-        std::ifstream env(dir / "env");
-        for (std::string line; std::getline(env, line);) {
-            auto eq = line.find('=');
-            if (eq != std::string::npos) vars[line.substr(0, eq)] = line.substr(eq + 1);
-        }
-    }
-    void TearDown() override {
-        sh(std::string(FAULTLINE_SOURCE_DIR) + "/scripts/stack down --run-dir " + dir.string());
-    }
-    fs::path dir;
-    bool started = false;
-    std::string log;
-    std::map<std::string, std::string> vars;
-};
-
-ApiServer* g_api = nullptr;
+testing::LocalStackEnvironment* g_api = nullptr;
 
 class KubeClientTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        ASSERT_TRUE(g_api->started) << "the local stack did not start:\n" << g_api->log;
+        ASSERT_TRUE(g_api->stack.started()) << "the local stack did not start:\n" << g_api->stack.log();
         KubeClientOptions o;
-        o.cluster = net::load_kubeconfig(g_api->vars.at("FAULTLINE_ADMIN_KUBECONFIG"));
+        o.cluster = net::load_kubeconfig(g_api->stack.var("FAULTLINE_ADMIN_KUBECONFIG"));
         client = std::make_unique<KubeClient>(o);
         ns = "kube-client-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
         for (auto& c : ns) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -158,7 +122,8 @@ TEST_F(KubeClientTest, ConcurrentCallsShareThePool) {
 
 int main(int argc, char** argv) {
     ::testing::InitGoogleTest(&argc, argv);
-    faultline::harness::g_api = new faultline::harness::ApiServer;
+    faultline::harness::g_api =
+        new faultline::testing::LocalStackEnvironment("faultline-kube-client", "--no-scheduler --nodes 0");
     ::testing::AddGlobalTestEnvironment(faultline::harness::g_api);
     return RUN_ALL_TESTS();
 }

@@ -7,6 +7,8 @@
 #include <boost/json.hpp>
 
 #include <atomic>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
 
 #include "faultline/net/kubeconfig.hpp"
@@ -39,9 +41,7 @@ class ProxyTest : public ::testing::Test {
   void TearDown() override {
     if (!env->ready()) return;
     admin("POST", "/v1/disarm");
-    std::string ignored;
-    run_shell(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " delete namespace " + ns_ + " --wait=false",
-              &ignored);
+    run_command(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " delete namespace " + ns_ + " --wait=false");
   }
 
   static std::string kubectl_cmd(const std::string& kubeconfig) {
@@ -51,15 +51,14 @@ class ProxyTest : public ::testing::Test {
     return kubectl(env->var("FAULTLINE_ADMIN_KUBECONFIG"), args, stdin_text);
   }
   std::string kubectl_proxied(const std::string& args, const std::string& stdin_text = {}) {
-    return kubectl((env->dir / "proxy.kubeconfig").string(), args, stdin_text);
+    return kubectl(env->proxy->kubeconfig().string(), args, stdin_text);
   }
   std::string kubectl(const std::string& kubeconfig, const std::string& args, const std::string& stdin_text) {
-    std::string out;
     std::string cmd = kubectl_cmd(kubeconfig) + " " + args;
     if (!stdin_text.empty()) cmd = "printf '%s' " + shell_quote(stdin_text) + " | " + cmd;
-    int rc = run_shell(cmd, &out);
-    EXPECT_EQ(rc, 0) << cmd << "\n" << out;
-    return out;
+    CommandResult result = run_command(cmd);
+    EXPECT_EQ(result.exit_code, 0) << cmd << "\n" << result.output;
+    return result.output;
   }
 
   // The proxy's audit as served by the admin API (the file is written in batches). The record of
@@ -76,13 +75,12 @@ class ProxyTest : public ::testing::Test {
   }
 
   AdminReply admin(const std::string& method, const std::string& path, const std::string& body = {}) {
-    std::string out;
-    std::string cmd = "curl -sS -X " + method + " -w '\\n%{http_code}' " + shell_quote("http://" + env->proxy_admin + path);
+    std::string cmd = "curl -sS -X " + method + " -w '\\n%{http_code}' " + shell_quote("http://" + env->proxy_admin() + path);
     if (!body.empty()) {
-      std::ofstream(env->dir / "admin-body") << body;
-      cmd += " --data-binary @" + (env->dir / "admin-body").string();
+      std::ofstream(env->dir() / "admin-body") << body;
+      cmd += " --data-binary @" + (env->dir() / "admin-body").string();
     }
-    run_shell(cmd, &out);
+    std::string out = run_command(cmd).output;
     AdminReply reply;
     auto nl = out.rfind('\n');
     reply.body = out.substr(0, nl);
@@ -113,7 +111,7 @@ class ProxyTest : public ::testing::Test {
   TlsClient proxied() {
     net::ClientTlsOptions tls;
     tls.ca_pem = net::read_file(env->var("FAULTLINE_CA_CERT"));
-    return TlsClient(net::parse_host_port(env->proxy_listen), tls);
+    return TlsClient(net::parse_host_port(env->proxy_listen()), tls);
   }
   TlsClient direct() {
     auto kc = net::load_kubeconfig(env->var("FAULTLINE_ADMIN_KUBECONFIG"));
@@ -141,9 +139,9 @@ TEST_F(ProxyTest, KubectlApplyGetListDeleteThroughTheProxy) {
   EXPECT_THAT(kubectl_direct("-n " + ns_ + " get configmaps -o name"), HasSubstr("configmap/applied"));
   EXPECT_THAT(kubectl_proxied("-n " + ns_ + " get configmaps -o name"), HasSubstr("configmap/applied"));
   EXPECT_THAT(kubectl_proxied("-n " + ns_ + " delete configmap applied"), HasSubstr("deleted"));
-  std::string out;
-  EXPECT_NE(run_shell(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " -n " + ns_ + " get configmap applied", &out), 0);
-  EXPECT_THAT(out, HasSubstr("NotFound"));
+  CommandResult gone = run_command(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " -n " + ns_ + " get configmap applied");
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_THAT(gone.output, HasSubstr("NotFound"));
 }
 
 TEST_F(ProxyTest, KubectlWatchSeesEventsThroughTheProxy) {
@@ -151,7 +149,7 @@ TEST_F(ProxyTest, KubectlWatchSeesEventsThroughTheProxy) {
   std::mutex mutex;
   std::string seen;
   std::thread watcher([&] {
-    std::string cmd = "timeout 30 " + kubectl_cmd((env->dir / "proxy.kubeconfig").string()) + " -n " + ns_ +
+    std::string cmd = "timeout 30 " + kubectl_cmd(env->proxy->kubeconfig().string()) + " -n " + ns_ +
                       " get configmaps -w -o name";
     FILE* pipe = ::popen(cmd.c_str(), "r");
     char line[512];
