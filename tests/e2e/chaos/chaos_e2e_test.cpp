@@ -21,9 +21,10 @@ namespace json = boost::json;
 const fs::path kSource = FAULTLINE_SOURCE_DIR;
 const fs::path kBinary = FAULTLINE_BINARY_DIR;
 
-// Pod count of the first phase in these runs: enough binds to pass the 300-bind trigger with a
-// backlog left for the outage, small enough for CI on a 2-core machine. `make chaos` uses the
-// scenario's 3000.
+// The size of these runs: 1000 pods pass the 300-bind trigger with a backlog left for the outage,
+// on 100 KWOK nodes (10 pods each); small enough for CI on a 2-core machine. `make chaos` uses the
+// scenario's 500 nodes and 3000 pods.
+constexpr const char* kNodes = "100";
 constexpr const char* kPods = "1000";
 
 using namespace faultline::testing;  // tests/support/local_stack.hpp
@@ -57,7 +58,7 @@ struct ChaosRun {
     std::string context() const { return "chaos output:\n" + result.output + "\nreports in " + out.string(); }
 };
 
-ChaosRun chaos(const std::string& scenario, const std::string& scheduler, const std::string& pods = kPods) {
+ChaosRun chaos(const std::string& scenario, const std::string& scheduler) {
     ChaosRun run;
     run.out = fs::temp_directory_path() / ("faultline-chaos-e2e-" + scenario + "-" + std::to_string(::getpid()));
     fs::remove_all(run.out);
@@ -66,7 +67,8 @@ ChaosRun chaos(const std::string& scenario, const std::string& scheduler, const 
                           " FAULTLINE_PROXY_BIN=" +
                           shell_quote(env_or("FAULTLINE_PROXY_BIN", kBinary / "proxy" / "faultline-proxy")) + " " +
                           shell_quote((kSource / "scripts" / "chaos").string()) + " --scenario " + shell_quote(scenario) +
-                          " --scheduler " + scheduler + " --pods " + pods + " --out " + shell_quote(run.out.string());
+                          " --scheduler " + scheduler + " --nodes " + kNodes + " --pods " + kPods + " --out " +
+                          shell_quote(run.out.string());
     run.result = run_command(command);
     std::string text = slurp(run.out / "report.json");
     if (!text.empty()) {
