@@ -13,7 +13,6 @@
 
 #include "app/bridge.hpp"
 #include "faultline/admin/admin_server.hpp"
-#include "faultline/admin/audit_flusher.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/endpoint.hpp"
@@ -179,7 +178,6 @@ int run(const Flags& f) {
   admin::ProxyMetrics metrics;
   app::AuditingObserver observer(audit, metrics);
   app::AdminBridge bridge(engine, clock, audit, metrics);
-  app::count_rule_matches(engine, metrics);
 
   if (!f.scenario.empty()) {
     auto scenario = faults::load_scenario_file(f.scenario);
@@ -199,8 +197,6 @@ int run(const Flags& f) {
   options.header_limit = f.max_header_bytes;
 
   boost::asio::io_context ioc;
-  admin::AuditFlusher audit_flusher(ioc, audit);
-  audit_flusher.start();
   proxy::Server server(ioc, options, engine, clock, &observer);
   bridge.attach(server);
   server.start();
@@ -240,7 +236,6 @@ int run(const Flags& f) {
     spdlog::info("signal {}: shutting down", signal);
     server.stop(seconds(f.drain_seconds));
     admin_server.stop();
-    audit_flusher.stop();  // the final flush follows once the relay has drained
   });
 
   std::vector<std::thread> threads;
