@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "app/bridge.hpp"
+#include "app/open_files.hpp"
 #include "faultline/admin/admin_server.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/net/certs.hpp"
@@ -169,7 +170,21 @@ void setup_logging(const std::string& level) {
   spdlog::set_level(spdlog::level::from_str(level));
 }
 
+// Each client connection holds two descriptors; below this many, a pod burst can exhaust them.
+constexpr std::uint64_t kEnoughOpenFiles = 8192;
+
+void raise_open_files() {
+  auto limit = app::raise_open_files_limit();
+  if (limit.now != limit.before) spdlog::info("open files limit raised from {} to {}", limit.before, limit.now);
+  if (limit.now < kEnoughOpenFiles) {
+    spdlog::warn("open files limit is {} (hard limit {}): at most about {} client connections at once; a "
+                 "scheduler binding a pod burst over HTTP/1.1 opens hundreds (raise it with `ulimit -Hn`)",
+                 limit.now, limit.hard, limit.now / 2);
+  }
+}
+
 int run(const Flags& f) {
+  raise_open_files();
   faults::SteadyClock clock;
   faults::Engine engine;
   admin::AuditLogOptions audit_options;

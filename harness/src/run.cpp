@@ -25,6 +25,8 @@ std::string fmt(double v, int decimals = 1) {
 }
 
 // Polls the proxy's audit log on a thread so nothing is evicted from its memory before we read it.
+// A failed poll (the admin API busy for a moment) is retried by the next one; reading resumes
+// where it stopped, and records evicted meanwhile make every later poll fail (410).
 class AuditCollector {
 public:
     explicit AuditCollector(ProxyAdmin& proxy) : proxy_(proxy), since_(proxy.audit_head()) {
@@ -35,11 +37,10 @@ public:
             }
         });
     }
-    ~AuditCollector() { finish(); }
-    // Stops polling and reads what is left. Throws when a poll failed.
+    ~AuditCollector() { stop_polling(); }  // never throws: finish() reports errors
+    // Stops polling and reads what is left. Throws when that last read fails.
     std::vector<AuditRecord> finish() {
-        stop_ = true;
-        if (thread_.joinable()) thread_.join();
+        stop_polling();
         poll();
         std::lock_guard lock(mutex_);
         if (!error_.empty()) throw std::runtime_error("proxy audit: " + error_);
@@ -47,11 +48,15 @@ public:
     }
 
 private:
+    void stop_polling() {
+        stop_ = true;
+        if (thread_.joinable()) thread_.join();
+    }
     void poll() {
         std::lock_guard lock(mutex_);
-        if (!error_.empty()) return;
         try {
             proxy_.read_audit(since_, records_);
+            error_.clear();
         } catch (const std::exception& e) {
             error_ = e.what();
         }

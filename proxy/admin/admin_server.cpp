@@ -4,6 +4,7 @@
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/error.hpp>
@@ -36,6 +37,7 @@ namespace {
 // answer before the client reads it.
 constexpr std::size_t kDrainLimit = 1024 * 1024;
 constexpr std::chrono::seconds kDrainTimeout{2};
+constexpr std::chrono::milliseconds kAcceptRetry{50};
 
 std::string path_of(std::string_view target) {
   auto url = boost::urls::parse_origin_form(target);
@@ -55,7 +57,8 @@ class Session;
 
 struct AdminServer::Impl : std::enable_shared_from_this<AdminServer::Impl> {
   Impl(asio::io_context& ioc, AdminServerOptions opts, AdminBackend& be)
-      : io(ioc), options(std::move(opts)), backend(be), acceptor(asio::make_strand(ioc)) {}
+      : io(ioc), options(std::move(opts)), backend(be), acceptor(asio::make_strand(ioc)),
+        retry_timer(acceptor.get_executor()) {}
 
   void accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
@@ -66,6 +69,9 @@ struct AdminServer::Impl : std::enable_shared_from_this<AdminServer::Impl> {
   const AdminServerOptions options;
   AdminBackend& backend;
   tcp::acceptor acceptor;
+  asio::steady_timer retry_timer;  // on the acceptor's strand
+  std::uint64_t accept_failures = 0;
+  std::chrono::steady_clock::time_point accept_failure_logged{};
   tcp::endpoint endpoint;
   std::mutex sessions_mutex;
   std::list<std::weak_ptr<Session>> sessions;
@@ -205,13 +211,25 @@ void AdminServer::Impl::accept() {
 void AdminServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
   if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
   if (ec) {
-    // E.g. out of file descriptors: the listener must survive it.
-    spdlog::warn("admin API: accept failed: {}", ec.message());
-  } else {
-    auto session = std::make_shared<Session>(std::move(socket), shared_from_this());
-    track(session);
-    session->start();
+    // E.g. out of file descriptors: the listener must survive it, without spinning (the same error
+    // comes back at once) or flooding the log; descriptors free up as connections end.
+    auto now = std::chrono::steady_clock::now();
+    ++accept_failures;
+    if (now - accept_failure_logged >= std::chrono::seconds(5)) {
+      spdlog::error("admin API: accepting connections failed {} time(s): {}; retrying every {} ms", accept_failures,
+                    ec.message(), kAcceptRetry.count());
+      accept_failures = 0;
+      accept_failure_logged = now;
+    }
+    retry_timer.expires_after(kAcceptRetry);
+    retry_timer.async_wait([self = shared_from_this()](beast::error_code wec) {
+      if (!wec && self->acceptor.is_open()) self->accept();
+    });
+    return;
   }
+  auto session = std::make_shared<Session>(std::move(socket), shared_from_this());
+  track(session);
+  session->start();
   accept();
 }
 
@@ -269,6 +287,7 @@ void AdminServer::stop() {
   asio::post(impl_->acceptor.get_executor(), [impl = impl_] {
     beast::error_code ignored;
     impl->acceptor.close(ignored);
+    impl->retry_timer.cancel();
   });
   impl_->close_all();
 }

@@ -3,8 +3,8 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <spdlog/spdlog.h>
@@ -16,11 +16,28 @@ namespace faultline::proxy {
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::chrono::milliseconds kAcceptRetry{50};
 
 void reset_socket(tcp::socket& socket) {
   boost::system::error_code ec;
   socket.set_option(asio::socket_base::linger(true, 0), ec);
   socket.close(ec);
+}
+
+// An accept that fails (out of file descriptors, above all: every client connection holds two)
+// fails again at once: retrying without a pause would spin and flood the log while the connections
+// waiting in the backlog get nowhere. Pausing lets sessions end and free descriptors.
+asio::awaitable<void> back_off_after_accept_error(Server::Impl& impl, const boost::system::error_code& ec) {
+  auto now = std::chrono::steady_clock::now();
+  ++impl.accept_failures;
+  if (now - impl.accept_failure_logged >= std::chrono::seconds(5)) {
+    spdlog::error("accepting connections failed {} time(s): {}; retrying every {} ms", impl.accept_failures,
+                  ec.message(), kAcceptRetry.count());
+    impl.accept_failures = 0;
+    impl.accept_failure_logged = now;
+  }
+  asio::steady_timer pause(impl.listener_strand, kAcceptRetry);
+  co_await pause.async_wait(use_tuple);
 }
 
 asio::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> impl) {
@@ -30,7 +47,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> impl) {
     tcp::socket socket(std::move(accepted));  // keeps the strand as its executor
     if (ec == asio::error::operation_aborted || !impl->acceptor || !impl->acceptor->is_open()) co_return;
     if (ec) {
-      spdlog::warn("accept failed: {}", ec.message());
+      co_await back_off_after_accept_error(*impl, ec);
       continue;
     }
     if (impl->stopping) {
@@ -80,7 +97,17 @@ void Server::Impl::open_listener() {
   acceptor.emplace(std::move(a));
 }
 
-void Server::Impl::start_accepting() { asio::co_spawn(listener_strand, accept_loop(shared_from_this()), asio::detached); }
+void Server::Impl::start_accepting() {
+  asio::co_spawn(listener_strand, accept_loop(shared_from_this()), [](std::exception_ptr error) {
+    // Never silently: a proxy that stopped accepting looks like an apiserver outage to clients.
+    if (!error) return;
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      spdlog::critical("the proxy stopped accepting connections: {}", e.what());
+    }
+  });
+}
 
 void Server::Impl::close_listener() {
   boost::system::error_code ec;

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <sstream>
+#include <utility>
 
 #include "faultline/net/kubeconfig.hpp"
 #include "stack_fixture.hpp"
@@ -409,6 +411,70 @@ TEST_F(ProxyTest, BadScenarioIsRejectedAndTheRunningOneStays) {
   AdminReply current = admin("GET", "/v1/scenario");
   EXPECT_EQ(current.code, 200);
   EXPECT_THAT(current.body, HasSubstr("keep-me"));
+}
+
+// ---- resource limits --------------------------------------------------------------------------
+
+// The soft and hard "Max open files" of a process, from /proc.
+std::pair<std::string, std::string> open_files_limits(pid_t pid) {
+  std::ifstream limits("/proc/" + std::to_string(pid) + "/limits");
+  for (std::string line; std::getline(limits, line);) {
+    if (line.rfind("Max open files", 0) != 0) continue;
+    std::istringstream fields(line.substr(std::string("Max open files").size()));
+    std::string soft, hard;
+    fields >> soft >> hard;
+    return {soft, hard};
+  }
+  return {};
+}
+
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// A scheduler binding a pod burst opens a connection per bind; the usual soft limit of 1024 open
+// files would run out (each connection holds two descriptors in the proxy).
+TEST_F(ProxyTest, ProxyRaisesItsOpenFilesLimitToTheHardLimit) {
+  ProxyProcess proxy(env->stack, "proxy-nofile", (env->dir() / "proxy-nofile-audit.jsonl").string(),
+                     OpenFilesLimit{256, 4096});
+  ASSERT_TRUE(proxy.ready()) << proxy.log();
+  EXPECT_EQ(open_files_limits(proxy.pid()), std::make_pair(std::string("4096"), std::string("4096")));
+  EXPECT_THAT(proxy.log(), HasSubstr("open files limit raised from 256 to 4096"));
+  EXPECT_THAT(proxy.log(), HasSubstr("open files limit is 4096"));  // still below what a burst needs: warned
+}
+
+// Out of descriptors, accepting fails: the proxy must pause and retry (not spin and flood its log),
+// and serve again as soon as connections end.
+TEST_F(ProxyTest, ProxyOutOfDescriptorsRecoversWhenConnectionsEnd) {
+  ProxyProcess proxy(env->stack, "proxy-fdless", (env->dir() / "proxy-fdless-audit.jsonl").string(),
+                     OpenFilesLimit{40, 40});
+  ASSERT_TRUE(proxy.ready()) << proxy.log();
+  EXPECT_THAT(proxy.log(), HasSubstr("open files limit is 40"));
+  asio::io_context io;
+  auto listen = net::parse_host_port(proxy.listen());
+  asio::ip::tcp::endpoint endpoint(asio::ip::make_address(listen.host), listen.port);
+  std::vector<asio::ip::tcp::socket> hogs;
+  for (int i = 0; i < 60; ++i) {  // more than the proxy can accept: the rest wait in its backlog
+    hogs.emplace_back(io);
+    hogs.back().connect(endpoint);
+  }
+  std::this_thread::sleep_for(3s);
+  std::string log = proxy.log();
+  EXPECT_THAT(log, HasSubstr("accepting connections failed"));
+  EXPECT_LE(count_of(log, "accepting connections failed"), 2u) << "the accept error floods the log";
+  hogs.clear();  // the proxy's sessions see EOF in their TLS handshake and end
+  net::ClientTlsOptions tls;
+  tls.ca_pem = net::read_file(env->var("FAULTLINE_CA_CERT"));
+  int status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    std::this_thread::sleep_for(100ms);
+    TlsClient client(listen, tls);
+    status = client.request(http::verb::get, cm_path()).status;
+  }
+  EXPECT_EQ(status, 200) << "the proxy did not serve again after its connections ended\n" << proxy.log();
+  EXPECT_TRUE(proxy.stop()) << proxy.log();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,10 +23,17 @@ namespace faultline::testing {
 // A faultline-proxy process in front of the stack's apiserver, with its files in `dir`:
 // <name>.kubeconfig (clients through the proxy), <name>.log, <name>-ready.json, and the audit log
 // given. Stopped with SIGTERM by stop() or the destructor.
+// RLIMIT_NOFILE the proxy process starts with.
+struct OpenFilesLimit {
+  rlim_t soft;
+  rlim_t hard;
+};
+
 class ProxyProcess {
  public:
-  ProxyProcess(const LocalStack& stack, const std::string& name, const std::string& audit_log)
-      : dir_(stack.dir()), name_(name) {
+  ProxyProcess(const LocalStack& stack, const std::string& name, const std::string& audit_log,
+               std::optional<OpenFilesLimit> open_files = std::nullopt)
+      : dir_(stack.dir()), name_(name), open_files_(open_files) {
     std::vector<std::string> args = {binary(),
                                      "--listen", "127.0.0.1:0",
                                      "--admin", "127.0.0.1:0",
@@ -59,6 +67,7 @@ class ProxyProcess {
   }
 
   bool ready() const { return !listen_.empty() && !admin_.empty(); }
+  pid_t pid() const { return pid_; }
   const std::string& listen() const { return listen_; }  // 127.0.0.1:P
   const std::string& admin() const { return admin_; }    // 127.0.0.1:Q
   fs::path kubeconfig() const { return dir_ / (name_ + ".kubeconfig"); }
@@ -71,6 +80,10 @@ class ProxyProcess {
     std::FILE* out = std::fopen((dir_ / (name_ + ".log")).c_str(), "w");
     ::dup2(::fileno(out), 1);
     ::dup2(::fileno(out), 2);
+    if (open_files_) {
+      rlimit limit{open_files_->soft, open_files_->hard};
+      if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) std::perror("setrlimit RLIMIT_NOFILE");
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -96,6 +109,7 @@ class ProxyProcess {
 
   fs::path dir_;
   std::string name_;
+  std::optional<OpenFilesLimit> open_files_;
   pid_t pid_ = -1;
   bool exit_clean_ = false;
   std::string listen_;
