@@ -12,6 +12,8 @@ JOBS           ?= $(shell nproc)
 CTEST_ARGS     ?=
 # ccache keys on paths relative to the checkout, so every clone shares one cache.
 export CCACHE_BASEDIR := $(CURDIR)
+# With -g, ccache also hashes the working directory unless told not to: clones elsewhere would miss.
+export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
 # make chaos overrides (empty means: what the scenario says)

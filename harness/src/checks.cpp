@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -37,8 +38,8 @@ bool pods_observed(const Observations& obs) { return obs.pods.watched && !obs.po
 // YUNIKORN-3355 chain a reader wants beside a stranded pod or a phantom allocation.
 class BindHistory {
 public:
-    explicit BindHistory(const Observations& obs) {
-        if (!obs.audit) return;
+    explicit BindHistory(const Observations& obs) : audited_(obs.audit.has_value()) {
+        if (!audited_) return;
         for (const auto& rec : *obs.audit) {
             if (rec.resource == "pods" && rec.subresource == "binding") binds_[rec.ns + "/" + rec.name].push_back(&rec);
         }
@@ -46,8 +47,8 @@ public:
 
     // "" without an audit; otherwise one clause such as
     // "binds seen by the proxy: 18:19:09.140Z no answer (connection cut)".
-    std::string of(const PodState& pod, const Observations& obs) const {
-        if (!obs.audit) return "";
+    std::string of(const PodState& pod) const {
+        if (!audited_) return "";
         auto it = binds_.find(pod_ref(pod));
         if (it == binds_.end()) return "; no bind of it reached the proxy (refused or never sent)";
         std::string out = "; binds seen by the proxy:";
@@ -67,6 +68,7 @@ private:
         return std::to_string(rec.status) + (rec.rule.empty() ? "" : " (" + rec.action + by_rule + ")");
     }
 
+    bool audited_;
     std::map<std::string, std::vector<const AuditRecord*>> binds_;
 };
 
@@ -92,7 +94,7 @@ Accounting analyse_accounting(const Observations& obs) {
     std::map<std::string, const PodState*> pod_by_uid;
     for (const auto& [uid, pod] : obs.pods.pods) pod_by_uid[uid] = &pod;
 
-    BindHistory binds(obs);
+    std::optional<BindHistory> binds;  // indexed on the first phantom: most runs have none
     std::map<std::string, std::string> queue_of_allocation;
     for (const auto& app : yk.applications) {
         for (const auto& alloc : app.allocations) {
@@ -101,10 +103,11 @@ Accounting analyse_accounting(const Observations& obs) {
             const PodState* pod = it == pod_by_uid.end() ? nullptr : it->second;
             if (pod != nullptr && pod->live() && pod->isBound()) continue;
             ++acc.phantomCount;
+            if (!binds) binds.emplace(obs);
             std::string why = pod == nullptr    ? "no such pod in the watched namespace"
                               : !pod->live()    ? "pod was deleted"
                                                 : "pod is " + (pod->phase.empty() ? std::string("?") : pod->phase) +
-                                                   " with empty spec.nodeName" + binds.of(*pod, obs);
+                                                   " with empty spec.nodeName" + binds->of(*pod);
             std::string name = pod != nullptr ? pod_ref(*pod) : (alloc.podName.empty() ? "?" : alloc.podName);
             acc.phantoms.push_back("phantom allocation " + alloc.allocationKey + " (pod " + name + ", app " +
                                    app.id + ", queue " + app.queue + ", node " + alloc.nodeId + "): " + why);
@@ -185,7 +188,7 @@ CheckResult check_pods_bound(const Observations& obs) {
         if (!pod.isBound()) {
             ++unbound;
             add_evidence(r, "pod " + pod_ref(pod) + " is " + (pod.phase.empty() ? "Pending" : pod.phase) +
-                                " with empty spec.nodeName (uid " + uid + ")" + binds.of(pod, obs));
+                                " with empty spec.nodeName (uid " + uid + ")" + binds.of(pod));
         } else if (pod.phase != "Running") {
             ++not_running;
             add_evidence(r, "pod " + pod_ref(pod) + " bound to " + pod.nodeName + " but phase is " +
