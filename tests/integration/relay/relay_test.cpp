@@ -109,6 +109,17 @@ std::string read_raw(TlsClient& client, std::size_t n) {
   return out;
 }
 
+// Asks the test upstream's /echo for a connection upgrade (as exec/attach/port-forward do) and
+// reads the response header into `parser`; the tunnel's bytes follow in client.buffer/stream.
+void ask_for_echo_tunnel(TlsClient& client, http::response_parser<http::empty_body>& parser) {
+  http::request<http::empty_body> req{http::verb::post, "/echo", 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.set(http::field::connection, "Upgrade");
+  req.set(http::field::upgrade, "faultline-echo");
+  http::write(client.stream, req);
+  http::read_header(client.stream, client.buffer, parser);
+}
+
 template <class Pred>
 void wait_until(Pred pred, std::chrono::seconds limit, const std::string& what) {
   auto deadline = std::chrono::steady_clock::now() + limit;
@@ -292,13 +303,8 @@ TEST_F(relay, SlowReaderMakesTheUpstreamWriterWait) {
 TEST_F(relay, UpgradeIsTunnelledBothWays) {
   auto proxy = start_proxy();
   TlsClient client(proxy->port(), proxy_ca.cert_pem);
-  http::request<http::empty_body> req{http::verb::post, "/echo", 11};
-  req.set(http::field::host, "127.0.0.1");
-  req.set(http::field::connection, "Upgrade");
-  req.set(http::field::upgrade, "faultline-echo");
-  http::write(client.stream, req);
   http::response_parser<http::empty_body> parser;
-  http::read_header(client.stream, client.buffer, parser);
+  ask_for_echo_tunnel(client, parser);
   auto& res = parser.get();
   ASSERT_EQ(res.result_int(), 101);
   EXPECT_EQ(res[http::field::upgrade], "faultline-echo");
@@ -378,13 +384,8 @@ TEST_F(relay, BlackholeOutageStallsAnOpenStreamUntilItEnds) {
 TEST_F(relay, BlackholeOutageStallsAnUpgradedTunnelInBothDirections) {
   auto proxy = start_proxy();
   TlsClient client(proxy->port(), proxy_ca.cert_pem, 60s);
-  http::request<http::empty_body> req{http::verb::post, "/echo", 11};
-  req.set(http::field::host, "127.0.0.1");
-  req.set(http::field::connection, "Upgrade");
-  req.set(http::field::upgrade, "faultline-echo");
-  http::write(client.stream, req);
   http::response_parser<http::empty_body> parser;
-  http::read_header(client.stream, client.buffer, parser);
+  ask_for_echo_tunnel(client, parser);
   ASSERT_EQ(parser.get().result_int(), 101);
   ASSERT_EQ(read_raw(client, 6), "hello\n");
   asio::write(client.stream, asio::buffer(std::string("before\n")));
