@@ -495,12 +495,10 @@ TEST_F(ProxyTest, ProxyOutOfDescriptorsRecoversWhenConnectionsEnd) {
   EXPECT_THAT(log, HasSubstr("accepting connections failed"));
   EXPECT_LE(count_of(log, "accepting connections failed"), 2u) << "the accept error floods the log";
   hogs.clear();  // the proxy's sessions see EOF in their TLS handshake and end
-  net::ClientTlsOptions tls;
-  tls.ca_pem = net::read_file(env->var("FAULTLINE_CA_CERT"));
   int status = 0;
   for (int i = 0; i < 100 && status != 200; ++i) {
     std::this_thread::sleep_for(100ms);
-    TlsClient client(listen, tls);
+    TlsClient client(listen, proxy_tls());
     status = client.request(http::verb::get, cm_path()).status;
   }
   EXPECT_EQ(status, 200) << "the proxy did not serve again after its connections ended\n" << proxy.log();
