@@ -102,12 +102,13 @@ int main(int argc, char** argv) {
     auto proxy_ca = net::generate_ca("bench-proxy-ca");
     TestUpstream upstream(net::mint_serving_cert(upstream_ca, {"127.0.0.1"}));
     net::write_file(dir.path() / "upstream-ca.crt", upstream_ca.cert_pem);
-    ProxyProcess proxy(proxy_path, dir.path(), proxy_ca,
-                       {"--upstream", "https://127.0.0.1:" + std::to_string(upstream.port()), "--upstream-ca",
-                        (dir.path() / "upstream-ca.crt").string(), "--log-level", "warn"});
+    auto proxy = start_proxy_process(dir.path(), proxy_ca,
+                                     {"--upstream", "https://127.0.0.1:" + std::to_string(upstream.port()),
+                                      "--upstream-ca", (dir.path() / "upstream-ca.crt").string(), "--log-level", "warn"},
+                                     proxy_path);
     TlsClient direct(upstream.port(), upstream_ca.cert_pem, std::chrono::seconds(3600));
-    TlsClient proxied(proxy.port(), proxy_ca.cert_pem, std::chrono::seconds(3600));
-    auto rss_before = proxy.peak_rss_kib();
+    TlsClient proxied(proxy->port(), proxy_ca.cert_pem, std::chrono::seconds(3600));
+    auto rss_before = proxy->peak_rss_kib();
 
     std::printf("%-26s %10s %10s %10s\n", "", "direct", "proxy", "ratio");
     for (auto [name, op] : {std::pair{"GET (response body)", &timed_get}, std::pair{"POST (request body)", &timed_post}}) {
@@ -124,7 +125,7 @@ int main(int argc, char** argv) {
       std::printf("%-26s %6.0f MB/s %6.0f MB/s\n", "", mb / md, mb / mp);
     }
     std::printf("proxy peak RSS: %llu KiB before, %llu KiB after\n", static_cast<unsigned long long>(rss_before),
-                static_cast<unsigned long long>(proxy.peak_rss_kib()));
+                static_cast<unsigned long long>(proxy->peak_rss_kib()));
   } catch (const std::exception& e) {
     std::cerr << "relay_throughput_bench: " << e.what() << "\n";
     return 1;

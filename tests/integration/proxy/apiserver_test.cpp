@@ -467,9 +467,8 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
 // A scheduler binding a pod burst opens a connection per bind; the usual soft limit of 1024 open
 // files would run out (each connection holds two descriptors in the proxy).
 TEST_F(ProxyTest, ProxyRaisesItsOpenFilesLimitToTheHardLimit) {
-  ProxyProcess proxy(env->stack, "proxy-nofile", (env->dir() / "proxy-nofile-audit.jsonl").string(),
-                     OpenFilesLimit{256, 4096});
-  ASSERT_TRUE(proxy.ready()) << proxy.log();
+  StackProxy proxy(env->stack, "proxy-nofile", (env->dir() / "proxy-nofile-audit.jsonl").string(),
+                   OpenFilesLimit{256, 4096});
   EXPECT_EQ(open_files_limits(proxy.pid()), std::make_pair(std::string("4096"), std::string("4096")));
   EXPECT_THAT(proxy.log(), HasSubstr("open files limit raised from 256 to 4096"));
   EXPECT_THAT(proxy.log(), HasSubstr("open files limit is 4096"));  // still below what a burst needs: warned
@@ -478,9 +477,8 @@ TEST_F(ProxyTest, ProxyRaisesItsOpenFilesLimitToTheHardLimit) {
 // Out of descriptors, accepting fails: the proxy must pause and retry (not spin and flood its log),
 // and serve again as soon as connections end.
 TEST_F(ProxyTest, ProxyOutOfDescriptorsRecoversWhenConnectionsEnd) {
-  ProxyProcess proxy(env->stack, "proxy-fdless", (env->dir() / "proxy-fdless-audit.jsonl").string(),
-                     OpenFilesLimit{40, 40});
-  ASSERT_TRUE(proxy.ready()) << proxy.log();
+  StackProxy proxy(env->stack, "proxy-fdless", (env->dir() / "proxy-fdless-audit.jsonl").string(),
+                   OpenFilesLimit{40, 40});
   EXPECT_THAT(proxy.log(), HasSubstr("open files limit is 40"));
   asio::io_context io;
   auto listen = net::parse_host_port(proxy.listen());
@@ -518,8 +516,7 @@ TEST_F(ProxyTest, AuditRecordReachesTheFileWithoutFurtherTraffic) {
 }
 
 TEST_F(ProxyTest, HealthzIs503NamingTheAuditLogWhileItCannotBeWritten) {
-  ProxyProcess full(env->stack, "proxy-dev-full", "/dev/full");
-  ASSERT_TRUE(full.ready()) << full.log();
+  StackProxy full(env->stack, "proxy-dev-full", "/dev/full");
   EXPECT_EQ(admin_at(full.admin(), "GET", "/healthz").code, 200) << "nothing has been written yet";
   TlsClient client(net::parse_host_port(full.listen()), proxy_tls());
   EXPECT_EQ(client.request(http::verb::get, "/api/v1/namespaces/" + ns_).status, 200);
@@ -536,8 +533,7 @@ TEST_F(ProxyTest, HealthzIs503NamingTheAuditLogWhileItCannotBeWritten) {
 TEST_F(ProxyTest, HealthzRecoversOnceTheRemovedAuditFileCanBeCreatedAgain) {
   const fs::path folder = env->dir() / "audit-recovery";
   fs::create_directories(folder);
-  ProxyProcess proxy(env->stack, "proxy-audit-recovery", (folder / "audit.jsonl").string());
-  ASSERT_TRUE(proxy.ready()) << proxy.log();
+  StackProxy proxy(env->stack, "proxy-audit-recovery", (folder / "audit.jsonl").string());
   fs::remove_all(folder);
   TlsClient client(net::parse_host_port(proxy.listen()), proxy_tls());
   const std::string configmaps = "/api/v1/namespaces/" + ns_ + "/configmaps/";

@@ -1,6 +1,6 @@
 #pragma once
 // What the relay tests and the relay benchmark need besides the test upstream: the real
-// faultline-proxy as a child process (its ports, its log, its peak memory), a blocking TLS client
+// faultline-proxy as a child process serving certificates of a given CA, a blocking TLS client
 // whose reads cannot hang forever, and a tiny admin API client.
 
 #include <boost/asio/io_context.hpp>
@@ -13,54 +13,29 @@
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "faultline/net/certs.hpp"
+#include "proxy_process.hpp"
 
 namespace faultline::relaytest {
 
 namespace fs = std::filesystem;
 
-// A temporary directory removed at the end.
-class TempDir {
- public:
-  explicit TempDir(const std::string& prefix);
-  ~TempDir();
-  const fs::path& path() const { return path_; }
+using testing::ProxyProcess;
+using testing::proxy_binary;
+using testing::TempDir;
 
- private:
-  fs::path path_;
-};
-
-// faultline-proxy (from the build tree) listening on 127.0.0.1:0, admin on 127.0.0.1:0, serving a
-// certificate minted from `ca`; stdout and stderr go to <dir>/proxy.log.
-class ProxyProcess {
- public:
-  ProxyProcess(const fs::path& binary, const fs::path& dir, const net::CertifiedKey& ca,
-               const std::vector<std::string>& extra_args);
-  ~ProxyProcess();  // SIGTERM, then SIGKILL if it does not stop
-
-  int pid() const { return pid_; }
-  unsigned short port() const { return port_; }
-  unsigned short admin_port() const { return admin_port_; }
-  std::string log() const;
-  // Peak resident set (VmHWM) so far, in KiB, from /proc/<pid>/status.
-  std::uint64_t peak_rss_kib() const;
-  // Stops the process with SIGTERM; true when it exited 0.
-  bool stop();
-
- private:
-  fs::path dir_;
-  int pid_ = -1;
-  unsigned short port_ = 0;
-  unsigned short admin_port_ = 0;
-};
-
-// The default location of the proxy binary in this build tree.
-fs::path proxy_binary();
+// faultline-proxy (tests/support/proxy_process.hpp) serving certificates minted from `ca`, written
+// to <dir>/proxy-ca.crt and .key, with `extra_args` (upstream, log level, ...); its files are
+// <dir>/proxy.log and <dir>/proxy-ready.json. Throws with the proxy's log when it does not start.
+std::unique_ptr<ProxyProcess> start_proxy_process(const fs::path& dir, const net::CertifiedKey& ca,
+                                                  const std::vector<std::string>& extra_args,
+                                                  const fs::path& binary = proxy_binary());
 
 // Shuts a socket down when a deadline passes, so a blocking read or write fails instead of
 // hanging the test. `fired()` tells the failure message why.

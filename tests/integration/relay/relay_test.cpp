@@ -148,7 +148,7 @@ class relay : public ::testing::Test {
       args = {"--upstream", "https://127.0.0.1:" + std::to_string(upstream->port()), "--upstream-ca",
               (dir.path() / "upstream-ca.crt").string()};
     }
-    return std::make_unique<ProxyProcess>(proxy_binary(), dir.path(), proxy_ca, args);
+    return start_proxy_process(dir.path(), proxy_ca, args);
   }
 
   // A small exchange first, so one-time allocations (TLS, loggers, thread stacks touched) are in
