@@ -14,6 +14,7 @@
 #include "app/bridge.hpp"
 #include "app/open_files.hpp"
 #include "faultline/admin/admin_server.hpp"
+#include "faultline/admin/audit_flusher.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/endpoint.hpp"
@@ -193,6 +194,7 @@ int run(const Flags& f) {
   admin::ProxyMetrics metrics;
   app::AuditingObserver observer(audit, metrics);
   app::AdminBridge bridge(engine, clock, audit, metrics);
+  app::count_rule_matches(engine, metrics);
 
   if (!f.scenario.empty()) {
     auto scenario = faults::load_scenario_file(f.scenario);
@@ -212,6 +214,8 @@ int run(const Flags& f) {
   options.header_limit = f.max_header_bytes;
 
   boost::asio::io_context ioc;
+  admin::AuditFlusher audit_flusher(ioc, audit);
+  audit_flusher.start();
   proxy::Server server(ioc, options, engine, clock, &observer);
   bridge.attach(server);
   server.start();
@@ -251,6 +255,7 @@ int run(const Flags& f) {
     spdlog::info("signal {}: shutting down", signal);
     server.stop(seconds(f.drain_seconds));
     admin_server.stop();
+    audit_flusher.stop();  // the final flush follows once the relay has drained
   });
 
   std::vector<std::thread> threads;

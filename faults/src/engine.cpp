@@ -160,6 +160,7 @@ Plan Engine::decide(const Request& request, Clock::time_point now) {
     if (is_watch_action(rule.action) && !request.info.is_watch()) continue;
     if (!rule.match.matches(request)) continue;
     ++state.matched;
+    if (match_listener_) match_listener_(rule.name);
     if (!should_fire(rule.when, state)) continue;
     ++state.fired;
     return make_plan(static_cast<int>(i), request, now);
@@ -194,6 +195,11 @@ std::vector<RuleCounters> Engine::counters() const {
     out.push_back({scenario_->faults[i].name, state.matched, state.fired, state.window_start.has_value()});
   }
   return out;
+}
+
+void Engine::set_match_listener(MatchListener listener) {
+  std::lock_guard lock(mutex_);
+  match_listener_ = std::move(listener);
 }
 
 std::uint64_t rule_seed(std::uint64_t seed, std::string_view name) { return splitmix64(seed ^ fnv1a(name)); }

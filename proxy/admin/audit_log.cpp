@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <system_error>
 #include <unistd.h>
 
@@ -11,24 +12,45 @@ namespace faultline::admin {
 
 namespace {
 
-// write(2) until everything is out or a real error happens. Returns 0 or errno.
-int write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
+struct WriteResult {
+  int error = 0;            // errno of the failed write(2); 0 when everything was written
+  std::size_t written = 0;  // bytes that reached the file
+};
+
+// write(2) until everything is out or a real error happens.
+WriteResult write_all(int fd, std::string_view data) {
+  WriteResult result;
+  while (result.written < data.size()) {
+    ssize_t n = ::write(fd, data.data() + result.written, data.size() - result.written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return errno;
+      result.error = errno;
+      return result;
     }
-    data.remove_prefix(static_cast<std::size_t>(n));
+    result.written += static_cast<std::size_t>(n);
   }
-  return 0;
+  return result;
+}
+
+int open_for_append(const std::string& path) {
+  return ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
+// True when `path` no longer names the file open as `fd`: it was removed, or renamed away (log
+// rotation) and perhaps replaced. Writing on would put records where nobody looks for them.
+bool replaced(int fd, const std::string& path) {
+  struct stat open_file {};
+  struct stat at_path {};
+  if (::fstat(fd, &open_file) != 0) return false;
+  if (::stat(path.c_str(), &at_path) != 0) return true;
+  return open_file.st_dev != at_path.st_dev || open_file.st_ino != at_path.st_ino;
 }
 
 }  // namespace
 
 AuditLog::AuditLog(AuditLogOptions options) : options_(std::move(options)) {
   if (!options_.path.empty()) {
-    fd_ = ::open(options_.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    fd_ = open_for_append(options_.path);
     if (fd_ < 0) {
       throw std::system_error(errno, std::generic_category(),
                               "audit log: cannot open " + options_.path + " for appending");
@@ -52,7 +74,10 @@ std::uint64_t AuditLog::append(AuditRecord record) {
   record.seq = next_seq_++;
   if (record.ts == std::chrono::system_clock::time_point{}) record.ts = now;
   std::string line = to_json_line(record);
-  if (fd_ >= 0) file_buffer_ += line;
+  if (!options_.path.empty()) {
+    file_buffer_ += line;
+    ++buffered_records_;
+  }
   if (ring_.size() == options_.ring_capacity) ring_.pop_front();
   ring_.push_back({record.seq, std::move(line)});
   if (file_buffer_.size() >= options_.flush_bytes || now - last_flush_ >= options_.flush_interval) {
@@ -68,14 +93,52 @@ void AuditLog::flush() {
 
 void AuditLog::flush_locked() {
   last_flush_ = options_.clock();
-  if (fd_ < 0 || file_buffer_.empty()) return;
-  if (int err = write_all(fd_, file_buffer_); err != 0 && !write_failed_) {
-    write_failed_ = true;  // log once: a full disk would otherwise flood the log
-    spdlog::error("audit log: writing {} failed: {}; records stay available from the admin API "
-                  "until evicted from memory",
-                  options_.path, std::generic_category().message(err));
+  if (options_.path.empty()) return;
+  if (reopen_if_replaced_locked() && !file_buffer_.empty()) {
+    // After a write that stopped mid-line, start on a fresh line so the file stays JSON lines.
+    if (partial_line_) file_buffer_.insert(0, "\n");
+    WriteResult result = write_all(fd_, file_buffer_);
+    if (result.written > 0) partial_line_ = file_buffer_[result.written - 1] != '\n';
+    if (result.error == 0) {
+      recover_locked();
+    } else {
+      unwritten_records_ += buffered_records_;
+      fail_locked("writing failed", result.error);
+    }
+  } else {
+    unwritten_records_ += buffered_records_;  // no file to write to: these are lost to it
   }
   file_buffer_.clear();
+  buffered_records_ = 0;
+}
+
+bool AuditLog::reopen_if_replaced_locked() {
+  if (fd_ >= 0 && !replaced(fd_, options_.path)) return true;
+  if (fd_ >= 0) ::close(fd_);  // frees the disk space of a removed file
+  fd_ = open_for_append(options_.path);
+  if (fd_ < 0) {
+    fail_locked("the file was removed and cannot be created again", errno);
+    return false;
+  }
+  spdlog::warn("audit log: {} was removed or replaced; appending to a new file there", options_.path);
+  partial_line_ = false;
+  recover_locked();
+  return true;
+}
+
+void AuditLog::fail_locked(const std::string& what, int err) {
+  const bool first = problem_.empty();
+  problem_ = "audit log " + options_.path + ": " + what + ": " + std::generic_category().message(err);
+  // Logged once per episode: a full disk would otherwise flood the log.
+  if (first) spdlog::error("{}; records stay available from the admin API until evicted from memory", problem_);
+}
+
+void AuditLog::recover_locked() {
+  if (problem_.empty()) return;
+  spdlog::info("audit log {}: writing works again ({} records were not written to the file)", options_.path,
+               unwritten_records_);
+  problem_.clear();
+  unwritten_records_ = 0;
 }
 
 AuditSince AuditLog::since(std::uint64_t since, std::size_t limit) const {
@@ -108,9 +171,10 @@ AuditSince AuditLog::collect(std::uint64_t after, std::size_t limit) const {
   return out;
 }
 
-bool AuditLog::write_failed() const {
+std::string AuditLog::write_problem() const {
   std::lock_guard lock(mutex_);
-  return write_failed_;
+  if (problem_.empty() || unwritten_records_ == 0) return problem_;
+  return problem_ + " (" + std::to_string(unwritten_records_) + " records not written to the file)";
 }
 
 std::uint64_t AuditLog::last_seq() const {

@@ -38,6 +38,10 @@ void AuditingObserver::exchange_done(const proxy::ExchangeRecord& r) {
   if (r.upstream_latency) metrics_.upstream_latency(*r.upstream_latency);
 }
 
+void count_rule_matches(faults::Engine& engine, admin::ProxyMetrics& metrics) {
+  engine.set_match_listener([&metrics](std::string_view rule) { metrics.rule_matched(rule); });
+}
+
 void AdminBridge::set_scenario_text(std::string text) {
   std::lock_guard lock(mutex_);
   scenario_text_ = std::move(text);

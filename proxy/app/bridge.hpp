@@ -30,6 +30,11 @@ class AuditingObserver final : public proxy::Observer {
   admin::ProxyMetrics& metrics_;
 };
 
+// faultline_rule_matched_total: every time the engine counts a match for a rule (the rule's match
+// selected a request while its window was open, whether or not every/limit/probability let it
+// fire), the metric of that rule goes up. Fired faults are counted by AuditingObserver.
+void count_rule_matches(faults::Engine& engine, admin::ProxyMetrics& metrics);
+
 // The running scenario as the admin API sees it: the snapshot in the engine plus its YAML text.
 class AdminBridge final : public admin::AdminBackend {
  public:
@@ -48,6 +53,8 @@ class AdminBridge final : public admin::AdminBackend {
   boost::json::value rules() override;
   admin::AuditSince audit_since(std::optional<std::uint64_t> since, std::size_t limit) override;
   std::string metrics_text() override { return metrics_.render(); }
+  // Unhealthy while audit records do not reach the --audit-log file.
+  std::string health_problem() override { return audit_.write_problem(); }
 
  private:
   faults::Engine& engine_;

@@ -55,23 +55,31 @@ void throw_if(const boost::system::error_code& ec, const char* what) {
 
 }  // namespace
 
-asio::awaitable<void> Session::connect_upstream() {
+// Opens the upstream connection. Returns what failed (resolving, connecting, the TLS handshake),
+// or nothing when the connection is up; the caller answers the client in the apiserver's place.
+asio::awaitable<std::optional<std::string>> Session::connect_upstream() {
   const auto& up = options_.upstream;
   upstream_ = std::make_unique<Upstream>(client_.get_executor(), server_->upstream_tls);
+  // Beast reads into a flat_buffer only as much as its free capacity (at least 512 bytes): without
+  // room reserved, a 100 MB body crossed the proxy in 512-byte reads and 512-byte TLS records.
+  upstream_->buffer.reserve(options_.relay_buffer);
   tcp::resolver resolver(client_.get_executor());
   auto [rec, results] = co_await resolver.async_resolve(up.endpoint.host, std::to_string(up.endpoint.port), use_tuple);
-  throw_if(rec, "resolving the upstream");
+  if (rec) co_return unreachable("resolving " + up.endpoint.host, rec);
   auto& tcp_layer = beast::get_lowest_layer(upstream_->stream);
-  tcp_layer.expires_after(options_.connect_timeout);
+  tcp_layer.expires_after(options_.connect_timeout);  // TCP connect and TLS handshake together
   auto [cec, ep] = co_await tcp_layer.async_connect(results, use_tuple);
-  throw_if(cec, "connecting upstream");
+  if (cec) co_return unreachable("connecting", cec);
   tcp_layer.socket().set_option(tcp::no_delay(true));
   net::prepare_client_ssl(upstream_->stream.native_handle(), up.endpoint.host, !up.tls.insecure_skip_verify);
   auto [hec] = co_await upstream_->stream.async_handshake(asio::ssl::stream_base::client, use_tuple);
-  if (hec) {
-    spdlog::error("upstream TLS handshake with {} failed: {}", up.endpoint.to_string(), hec.message());
-    throw boost::system::system_error(hec, "upstream TLS handshake");
-  }
+  if (hec) co_return unreachable("TLS handshake", hec);
+  co_return std::nullopt;
+}
+
+std::optional<std::string> Session::unreachable(const std::string& step, const boost::system::error_code& ec) {
+  close_upstream();
+  return step + ": " + ec.message();
 }
 
 void Session::prepare_upstream_request(Exchange& ex) {
@@ -84,35 +92,41 @@ void Session::prepare_upstream_request(Exchange& ex) {
     req.erase(http::field::authorization);
     if (!up.token.empty()) req.set(http::field::authorization, "Bearer " + up.token);
   }
+  if (ex.expects_continue) req.erase(http::field::expect);
   if (ex.disposition.json_upstream && req.count(http::field::accept) > 0) {
     req.set(http::field::accept, accept_json_instead_of_protobuf(req[http::field::accept]));
   }
 }
 
-asio::awaitable<void> Session::send_request(Exchange& ex) {
+asio::awaitable<bool> Session::send_request(Exchange& ex) {
   prepare_upstream_request(ex);
   auto& req = ex.parser.get();
-  // The proxy answers "Expect: 100-continue" itself (it is hop-by-hop in practice): the client
-  // sends the body at once, and upstream never sends an interim response.
-  if (beast::iequals(req[http::field::expect], "100-continue")) {
-    req.erase(http::field::expect);
-    http::response<http::empty_body> go_on{http::status::continue_, 11};
-    client_tcp().expires_after(options_.io_timeout);
-    co_await http::async_write(client_, go_on, asio::use_awaitable);
-  }
   http::serializer<true, http::buffer_body> sr{req};
   // A kept-alive upstream connection may have been closed by the apiserver meanwhile: nothing has
   // been sent yet, so one reconnect is safe.
   for (int attempt = 0;; ++attempt) {
     // The client connection was cut (an outage) while this request was on its way: never reconnect.
     if (cut_) throw boost::system::system_error(asio::error::operation_aborted, "connection cut");
-    if (!upstream_) co_await connect_upstream();
+    if (!upstream_) {
+      if (auto failure = co_await connect_upstream()) {
+        ex.upstream_failure = std::move(*failure);
+        co_return false;
+      }
+    }
+    co_await hold_while_blackholed();
     beast::get_lowest_layer(upstream_->stream).expires_after(options_.io_timeout);
     auto [ec, n] = co_await http::async_write_header(upstream_->stream, sr, use_tuple);
     if (!ec) break;
     bool retry = upstream_->reused && attempt == 0;
     close_upstream();
     if (!retry) throw boost::system::system_error(ec, "sending the request upstream");
+  }
+  // The proxy answers "Expect: 100-continue" itself (it is hop-by-hop in practice), once upstream
+  // is reachable: the client sends the body at once, and upstream never sends an interim response.
+  if (ex.expects_continue) {
+    http::response<http::empty_body> go_on{http::status::continue_, 11};
+    client_tcp().expires_after(options_.io_timeout);
+    co_await http::async_write(client_, go_on, asio::use_awaitable);
   }
   upstream_->reused = true;
   auto& body = req.body();
@@ -133,10 +147,12 @@ asio::awaitable<void> Session::send_request(Exchange& ex) {
       body.size = 0;
       body.more = false;
     }
+    co_await hold_while_blackholed();
     beast::get_lowest_layer(upstream_->stream).expires_after(options_.io_timeout);
     auto [ec, n] = co_await http::async_write(upstream_->stream, sr, use_tuple);
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "sending the request body upstream");
   } while (!ex.parser.is_done() || !sr.is_done());
+  co_return true;
 }
 
 void Session::prepare_client_response(http::response<http::buffer_body>& res, const Exchange& ex, bool upgrade) {
@@ -164,6 +180,10 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
   ex.record.upstream_status = res.result_int();
   bool upstream_keep_alive = res.keep_alive();
   bool upgrade = res.result() == http::status::switching_protocols;
+  // A body that ends when upstream closes (no length, not chunked) also ends the client connection:
+  // the client has no other way to see where it ends.
+  bool until_eof = !upgrade && !parser.is_done() && parser.need_eof();
+  if (until_eof) ex.client_keep_alive = false;
   prepare_client_response(res, ex, upgrade);
 
   WatchFilter* filter = ex.disposition.watch_filter.get();
@@ -189,6 +209,7 @@ asio::awaitable<bool> Session::stream_body(http::response_parser<http::buffer_bo
                                            WatchFilter* filter) {
   auto& res = parser.get();
   http::serializer<false, http::buffer_body> sr{res};
+  co_await hold_while_blackholed();
   client_tcp().expires_after(options_.io_timeout);
   auto [hec, hn] = co_await http::async_write_header(client_, sr, use_tuple);
   throw_if(hec, "writing the response header");
@@ -267,6 +288,7 @@ asio::awaitable<void> Session::write_body_piece(http::serializer<false, http::bu
   body.data = size > 0 ? const_cast<char*>(data) : nullptr;
   body.size = size;
   body.more = more;
+  co_await hold_while_blackholed();
   client_tcp().expires_after(options_.io_timeout);
   auto [ec, n] = co_await http::async_write(client_, sr, use_tuple);
   if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "writing the response body");
@@ -315,6 +337,7 @@ asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_t
   beast::flat_buffer& leftover = client_to_upstream ? self->client_buffer_ : self->upstream_->buffer;
   std::vector<char>& chunk = client_to_upstream ? self->up_chunk_ : self->down_chunk_;
   auto write_to = [&](auto buffers) -> asio::awaitable<boost::system::error_code> {
+    co_await self->hold_while_blackholed();
     if (self->cut_ || !self->upstream_) co_return asio::error::operation_aborted;
     auto [ec, n] = client_to_upstream ? co_await asio::async_write(self->upstream_->stream, buffers, use_tuple)
                                       : co_await asio::async_write(self->client_, buffers, use_tuple);

@@ -16,6 +16,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace faultline::proxy {
 namespace {
 
@@ -64,7 +66,9 @@ Session::Session(std::shared_ptr<Server::Impl> server, tcp::socket socket, std::
       peer_(endpoint_text(socket)),
       client_(beast::tcp_stream(std::move(socket)), server_->server_tls),
       up_chunk_(options_.relay_buffer),
-      down_chunk_(options_.relay_buffer) {}
+      down_chunk_(options_.relay_buffer) {
+  client_buffer_.reserve(options_.relay_buffer);  // reads are as large as the free capacity
+}
 
 Session::~Session() { server_->forget(this); }
 
@@ -136,6 +140,7 @@ asio::awaitable<bool> Session::serve_request() {
   ex.record.conn = id_;
   ex.record.client = peer_;
   ex.client_keep_alive = req.keep_alive();
+  ex.expects_continue = beast::iequals(req[http::field::expect], "100-continue");
   ex.request = faults::make_request(std::string(req.method_string()), std::string(req.target()),
                                     matchable_headers(req.base()));
   fill_classification(ex.record, ex.request);
@@ -163,7 +168,7 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
   if (d.outage) server_->enforce_outage();
   if (d.wait_before.count() > 0) co_await sleep(d.wait_before);
   // A client waiting for "100 Continue" sends no body unless forwarded: do not wait for it.
-  bool body_withheld = beast::iequals(ex.parser.get()[http::field::expect], "100-continue");
+  bool body_withheld = ex.expects_continue;
   if (body_withheld && !d.forward) ex.client_keep_alive = false;
   if (d.respond) {
     if (!body_withheld) co_await discard_request_body(ex);
@@ -171,7 +176,10 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
     co_return true;
   }
   if (d.forward) {
-    co_await send_request(ex);
+    if (!co_await send_request(ex)) {
+      co_await answer_upstream_unreachable(ex);
+      co_return true;
+    }
     if (!d.discard_response) co_return co_await relay_response(ex);
     http::response_parser<http::buffer_body> parser;
     co_await discard_response(parser, ex);
@@ -220,6 +228,41 @@ asio::awaitable<void> Session::discard_request_body(Exchange& ex) {
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec);
     ex.record.bytes_in += up_chunk_.size() - body.size;
   }
+}
+
+// Upstream could not be reached (DNS, connect, TLS handshake): the client gets what an apiserver
+// behind a load balancer would answer, a 503 with a Kubernetes Status, instead of a dropped
+// connection. The message names the upstream and the failed step; no credentials are involved.
+asio::awaitable<void> Session::answer_upstream_unreachable(Exchange& ex) {
+  const std::string upstream = options_.upstream.endpoint.to_string();
+  spdlog::warn("conn {}: upstream {} unreachable ({}); answering 503 to {} {}", id_, upstream, ex.upstream_failure,
+               ex.request.method, path_only(ex.request.target));
+  faults::Status status;
+  status.code = 503;
+  status.reason = "ServiceUnavailable";
+  status.message = "faultline-proxy: the upstream apiserver " + upstream + " is unreachable: " + ex.upstream_failure;
+  if (ex.expects_continue) ex.client_keep_alive = false;  // its body was never asked for
+  else co_await discard_request_body(ex);
+  co_await write_local_response(ex, faults::status_response(status));
+}
+
+// Blackhole outage: open connections relay nothing, in either direction, until the outage is over
+// (or the connection is cut). Called before every write of relayed bytes, so at most one buffer
+// per direction is held; TCP backpressure stops both peers beyond that.
+asio::awaitable<void> Session::hold_while_blackholed() {
+  bool held = false;
+  for (;;) {
+    if (cut_) break;
+    auto now = server_->clock.now();
+    auto outage = server_->engine.outage(now);
+    if (!outage || outage->mode != faults::actions::Outage::Mode::blackhole) break;
+    if (!held) spdlog::debug("conn {}: blackhole outage: relaying held", id_);
+    held = true;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(outage->until - now);
+    // Short naps: the outage may also end early (disarm, a new scenario).
+    co_await sleep(std::clamp(left, std::chrono::milliseconds(1), std::chrono::milliseconds(100)));
+  }
+  if (held) spdlog::debug("conn {}: blackhole outage over: relaying again", id_);
 }
 
 // Holds the connection without answering: reads (and drops) whatever the client sends until it

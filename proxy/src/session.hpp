@@ -15,6 +15,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "faultline/faults/request.hpp"
@@ -47,6 +48,8 @@ struct Exchange {
   ExchangeRecord record;
   std::chrono::steady_clock::time_point started;
   bool client_keep_alive = true;
+  bool expects_continue = false;    // "Expect: 100-continue": the body comes only when asked for
+  std::string upstream_failure;     // why upstream could not be reached (then the client gets 503)
 };
 
 class Session : public std::enable_shared_from_this<Session> {
@@ -72,13 +75,17 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::awaitable<void> write_local_response(Exchange& ex, const faults::HttpResponse& response);
   asio::awaitable<void> write_simple_error(int code, const char* message);
   asio::awaitable<void> discard_request_body(Exchange& ex);
+  asio::awaitable<void> answer_upstream_unreachable(Exchange& ex);
+  asio::awaitable<void> hold_while_blackholed();
   asio::awaitable<void> hang(std::optional<std::chrono::milliseconds> limit);
   asio::awaitable<void> close_gracefully();
   asio::awaitable<void> sleep(std::chrono::milliseconds d);
 
   // relay.cpp: forwarding and streaming.
-  asio::awaitable<void> connect_upstream();
-  asio::awaitable<void> send_request(Exchange& ex);
+  asio::awaitable<std::optional<std::string>> connect_upstream();
+  std::optional<std::string> unreachable(const std::string& step, const boost::system::error_code& ec);
+  // False when upstream could not be reached and nothing was sent (ex.upstream_failure says why).
+  asio::awaitable<bool> send_request(Exchange& ex);
   asio::awaitable<bool> relay_response(Exchange& ex);
   asio::awaitable<void> discard_response(http::response_parser<http::buffer_body>& parser, Exchange& ex);
   asio::awaitable<bool> stream_body(http::response_parser<http::buffer_body>& parser, Exchange& ex,

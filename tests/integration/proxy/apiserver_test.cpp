@@ -21,6 +21,7 @@ namespace faultline::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace std::chrono_literals;
 namespace json = boost::json;
 
@@ -77,7 +78,13 @@ class ProxyTest : public ::testing::Test {
   }
 
   AdminReply admin(const std::string& method, const std::string& path, const std::string& body = {}) {
-    std::string cmd = "curl -sS -X " + method + " -w '\\n%{http_code}' " + shell_quote("http://" + env->proxy_admin() + path);
+    return admin_at(env->proxy_admin(), method, path, body);
+  }
+
+  // The admin API of any proxy (the fixture's or one a test starts).
+  static AdminReply admin_at(const std::string& address, const std::string& method, const std::string& path,
+                             const std::string& body = {}) {
+    std::string cmd = "curl -sS -X " + method + " -w '\\n%{http_code}' " + shell_quote("http://" + address + path);
     if (!body.empty()) {
       std::ofstream(env->dir() / "admin-body") << body;
       cmd += " --data-binary @" + (env->dir() / "admin-body").string();
@@ -110,11 +117,34 @@ class ProxyTest : public ::testing::Test {
     return 0;
   }
 
-  TlsClient proxied() {
+  // GET `path` until it answers `code`, for at most 30 s (no timing claim: the proxy flushes its
+  // audit log every second, on a loaded machine later); the last answer.
+  static AdminReply admin_until(const std::string& address, const std::string& path, int code) {
+    AdminReply reply = admin_at(address, "GET", path);
+    for (int i = 0; i < 300 && reply.code != code; ++i) {
+      std::this_thread::sleep_for(100ms);
+      reply = admin_at(address, "GET", path);
+    }
+    return reply;
+  }
+
+  // The file's content once it contains `needle`, or after 30 s without it.
+  static std::string file_containing(const fs::path& file, const std::string& needle) {
+    std::string text = slurp(file);
+    for (int i = 0; i < 300 && text.find(needle) == std::string::npos; ++i) {
+      std::this_thread::sleep_for(100ms);
+      text = slurp(file);
+    }
+    return text;
+  }
+
+  // Trusts every proxy of this program: their serving certificates are minted from the stack's CA.
+  static net::ClientTlsOptions proxy_tls() {
     net::ClientTlsOptions tls;
     tls.ca_pem = net::read_file(env->var("FAULTLINE_CA_CERT"));
-    return TlsClient(net::parse_host_port(env->proxy_listen()), tls);
+    return tls;
   }
+  TlsClient proxied() { return TlsClient(net::parse_host_port(env->proxy_listen()), proxy_tls()); }
   TlsClient direct() {
     auto kc = net::load_kubeconfig(env->var("FAULTLINE_ADMIN_KUBECONFIG"));
     return TlsClient(net::parse_https_url(kc.server).endpoint, kc.tls_options());
@@ -437,9 +467,8 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
 // A scheduler binding a pod burst opens a connection per bind; the usual soft limit of 1024 open
 // files would run out (each connection holds two descriptors in the proxy).
 TEST_F(ProxyTest, ProxyRaisesItsOpenFilesLimitToTheHardLimit) {
-  ProxyProcess proxy(env->stack, "proxy-nofile", (env->dir() / "proxy-nofile-audit.jsonl").string(),
-                     OpenFilesLimit{256, 4096});
-  ASSERT_TRUE(proxy.ready()) << proxy.log();
+  StackProxy proxy(env->stack, "proxy-nofile", (env->dir() / "proxy-nofile-audit.jsonl").string(),
+                   OpenFilesLimit{256, 4096});
   EXPECT_EQ(open_files_limits(proxy.pid()), std::make_pair(std::string("4096"), std::string("4096")));
   EXPECT_THAT(proxy.log(), HasSubstr("open files limit raised from 256 to 4096"));
   EXPECT_THAT(proxy.log(), HasSubstr("open files limit is 4096"));  // still below what a burst needs: warned
@@ -448,9 +477,8 @@ TEST_F(ProxyTest, ProxyRaisesItsOpenFilesLimitToTheHardLimit) {
 // Out of descriptors, accepting fails: the proxy must pause and retry (not spin and flood its log),
 // and serve again as soon as connections end.
 TEST_F(ProxyTest, ProxyOutOfDescriptorsRecoversWhenConnectionsEnd) {
-  ProxyProcess proxy(env->stack, "proxy-fdless", (env->dir() / "proxy-fdless-audit.jsonl").string(),
-                     OpenFilesLimit{40, 40});
-  ASSERT_TRUE(proxy.ready()) << proxy.log();
+  StackProxy proxy(env->stack, "proxy-fdless", (env->dir() / "proxy-fdless-audit.jsonl").string(),
+                   OpenFilesLimit{40, 40});
   EXPECT_THAT(proxy.log(), HasSubstr("open files limit is 40"));
   asio::io_context io;
   auto listen = net::parse_host_port(proxy.listen());
@@ -465,16 +493,62 @@ TEST_F(ProxyTest, ProxyOutOfDescriptorsRecoversWhenConnectionsEnd) {
   EXPECT_THAT(log, HasSubstr("accepting connections failed"));
   EXPECT_LE(count_of(log, "accepting connections failed"), 2u) << "the accept error floods the log";
   hogs.clear();  // the proxy's sessions see EOF in their TLS handshake and end
-  net::ClientTlsOptions tls;
-  tls.ca_pem = net::read_file(env->var("FAULTLINE_CA_CERT"));
   int status = 0;
   for (int i = 0; i < 100 && status != 200; ++i) {
     std::this_thread::sleep_for(100ms);
-    TlsClient client(listen, tls);
+    TlsClient client(listen, proxy_tls());
     status = client.request(http::verb::get, cm_path()).status;
   }
   EXPECT_EQ(status, 200) << "the proxy did not serve again after its connections ended\n" << proxy.log();
   EXPECT_TRUE(proxy.stop()) << proxy.log();
+}
+
+// ---- audit log and /healthz -------------------------------------------------------------------
+
+TEST_F(ProxyTest, AuditRecordReachesTheFileWithoutFurtherTraffic) {
+  // A quick burst, then silence: the last record must reach the file by the proxy's flush timer,
+  // not by a later request (there is none).
+  TlsClient client = proxied();
+  const std::string missing = "/api/v1/namespaces/" + ns_ + "/configmaps/quiet-";
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(client.request(http::verb::get, missing + std::to_string(i)).status, 404);
+  EXPECT_THAT(file_containing(env->audit_log(), missing + "4"), HasSubstr(missing + "4"))
+      << "the audit file lacks the last record of the burst";
+}
+
+TEST_F(ProxyTest, HealthzIs503NamingTheAuditLogWhileItCannotBeWritten) {
+  StackProxy full(env->stack, "proxy-dev-full", "/dev/full");
+  EXPECT_EQ(admin_at(full.admin(), "GET", "/healthz").code, 200) << "nothing has been written yet";
+  TlsClient client(net::parse_host_port(full.listen()), proxy_tls());
+  EXPECT_EQ(client.request(http::verb::get, "/api/v1/namespaces/" + ns_).status, 200);
+  AdminReply health = admin_until(full.admin(), "/healthz", 503);
+  ASSERT_EQ(health.code, 503) << health.body;
+  auto body = json::parse(health.body);
+  EXPECT_EQ(body.at("status").as_string(), "unhealthy");
+  EXPECT_THAT(std::string(body.at("error").as_string()),
+              HasSubstr("audit log /dev/full: writing failed: No space left on device"));
+  client.close();
+  EXPECT_TRUE(full.stop()) << "a failing audit log must not spoil the shutdown:\n" << full.log();
+}
+
+TEST_F(ProxyTest, HealthzRecoversOnceTheRemovedAuditFileCanBeCreatedAgain) {
+  const fs::path folder = env->dir() / "audit-recovery";
+  fs::create_directories(folder);
+  StackProxy proxy(env->stack, "proxy-audit-recovery", (folder / "audit.jsonl").string());
+  fs::remove_all(folder);
+  TlsClient client(net::parse_host_port(proxy.listen()), proxy_tls());
+  const std::string configmaps = "/api/v1/namespaces/" + ns_ + "/configmaps/";
+  EXPECT_EQ(client.request(http::verb::get, configmaps + "lost").status, 404);
+  AdminReply broken = admin_until(proxy.admin(), "/healthz", 503);
+  ASSERT_EQ(broken.code, 503) << broken.body;
+  EXPECT_THAT(broken.body, HasSubstr("the file was removed and cannot be created again: No such file or directory"));
+
+  fs::create_directories(folder);
+  AdminReply healthy = admin_until(proxy.admin(), "/healthz", 200);
+  EXPECT_EQ(healthy.code, 200) << healthy.body;
+  EXPECT_EQ(client.request(http::verb::get, configmaps + "kept").status, 404);
+  std::string file = file_containing(folder / "audit.jsonl", configmaps + "kept");
+  EXPECT_THAT(file, HasSubstr(configmaps + "kept"));
+  EXPECT_THAT(file, Not(HasSubstr(configmaps + "lost"))) << "records from while there was no file are not replayed";
 }
 
 }  // namespace

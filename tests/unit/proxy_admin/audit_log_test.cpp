@@ -1,5 +1,7 @@
 #include "faultline/admin/audit_log.hpp"
 
+#include "faultline/admin/audit_flusher.hpp"
+
 #include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
 
@@ -213,6 +215,69 @@ TEST(AuditLog, WriteFailureIsReportedAndTheRingKeepsWorking) {
   EXPECT_TRUE(log.write_failed()) << "ENOSPC from /dev/full must not go unnoticed";
   log.append(request("/b"));
   EXPECT_EQ(seqs(log.since(0)), (std::vector<std::uint64_t>{1, 2}));
+}
+
+TEST(AuditLog, WriteProblemNamesTheFileTheErrorAndTheRecordsNotWritten) {
+  AuditLog log({.path = "/dev/full", .flush_bytes = 1});
+  EXPECT_EQ(log.write_problem(), "");
+  log.append(request("/a"));
+  log.append(request("/b"));
+  EXPECT_EQ(log.write_problem(),
+            "audit log /dev/full: writing failed: No space left on device (2 records not written to the file)");
+}
+
+TEST(AuditLog, RemovedFileIsCreatedAgainAndKeepsReceivingRecords) {
+  TempDir dir;
+  const fs::path path = dir.file("audit.jsonl");
+  AuditLog log({.path = path.string(), .flush_bytes = 1});
+  log.append(request("/before"));
+  ASSERT_EQ(read_lines(path).size(), 1u);
+  fs::remove(path);
+  log.append(request("/after"));
+  const auto lines = read_lines(path);
+  ASSERT_EQ(lines.size(), 1u) << "the record after the removal must land in a new file at the same path";
+  EXPECT_EQ(seq_of(lines[0]), 2u);
+  EXPECT_EQ(log.write_problem(), "");
+}
+
+TEST(AuditLog, FileThatCannotBeCreatedAgainIsAProblemUntilItCan) {
+  TempDir dir;
+  const fs::path folder = dir.file("logs");
+  const fs::path path = folder / "audit.jsonl";
+  fs::create_directories(folder);
+  AuditLog log({.path = path.string(), .flush_bytes = 1});
+  fs::remove_all(folder);
+  log.append(request("/lost"));
+  EXPECT_EQ(log.write_problem(), "audit log " + path.string() +
+                                     ": the file was removed and cannot be created again: No such file or "
+                                     "directory (1 records not written to the file)");
+  fs::create_directories(folder);
+  log.flush();
+  EXPECT_EQ(log.write_problem(), "") << "healthy again once the file can be created";
+  log.append(request("/kept"));
+  const auto lines = read_lines(path);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(seq_of(lines[0]), 2u);
+}
+
+TEST(AuditFlusher, WritesABufferedRecordOutWithoutAnotherAppend) {
+  TempDir dir;
+  const fs::path path = dir.file("audit.jsonl");
+  FakeClock clock;  // frozen: no append ever finds the flush interval passed
+  AuditLog log({.path = path.string(), .flush_bytes = 1 << 20, .clock = clock.fn()});
+  boost::asio::io_context ioc;
+  AuditFlusher flusher(ioc, log, milliseconds{10});
+  flusher.start();
+  std::thread runner([&ioc] { ioc.run(); });
+  log.append(request("/quiet"));
+  // Generous deadline, no timing claim: the record only has to show up at all.
+  const auto deadline = steady_clock::now() + seconds{30};
+  while (read_lines(path).empty() && steady_clock::now() < deadline) std::this_thread::sleep_for(milliseconds{10});
+  flusher.stop();
+  runner.join();  // stop() leaves the io_context without work
+  const auto lines = read_lines(path);
+  ASSERT_EQ(lines.size(), 1u) << "the flusher must write the record although no append followed";
+  EXPECT_EQ(seq_of(lines[0]), 1u);
 }
 
 TEST(AuditLog, ConcurrentAppendsGetUniqueSeqsWrittenInOrder) {

@@ -75,7 +75,7 @@ class EngineBackend : public AdminBackend {
   std::string metrics_text() override { return metrics_.render(); }
 
   std::string health_problem() override {
-    return audit_.write_failed() ? "audit log: writing the file failed" : "";
+    return audit_.write_problem();
   }
 
  private:

@@ -7,10 +7,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "faultline/faults/action.hpp"
@@ -45,6 +47,10 @@ struct OutageState {
   std::string rule;
 };
 
+// Told the name of every rule that matched a request (see RuleCounters::matched), whether or not
+// its every/limit/probability then let it fire.
+using MatchListener = std::function<void(std::string_view rule)>;
+
 class Engine {
  public:
   explicit Engine(std::shared_ptr<const Scenario> scenario = nullptr);
@@ -70,12 +76,18 @@ class Engine {
 
   std::vector<RuleCounters> counters() const;
 
+  // Called from decide() each time a rule's `matched` counter goes up, with the engine's lock held
+  // (so counters and listener agree): it must be quick and must not call back into the engine.
+  // Unlike counters(), what a listener accumulates survives load() and arm().
+  void set_match_listener(MatchListener listener);
+
  private:
   struct State;
   Plan make_plan(int index, const Request& request, Clock::time_point now);  // mutex_ held
   mutable std::mutex mutex_;
   std::shared_ptr<const Scenario> scenario_;
   std::unique_ptr<State> state_;
+  MatchListener match_listener_;
 };
 
 // The RNG seed of the rule named `name` under scenario seed `seed`: FNV-1a of the (unique) name

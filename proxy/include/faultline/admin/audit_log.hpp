@@ -60,10 +60,15 @@ class AuditLog {
   // Records still retained, whatever was evicted before them (never truncated).
   AuditSince retained(std::size_t limit = SIZE_MAX) const;
 
-  // Writes buffered lines to the file now (also done on the bounds above and on destruction).
+  // Writes buffered lines to the file now (also done on the bounds above, on destruction and,
+  // in faultline-proxy, every second by an AuditFlusher). When the file at `path` was removed or
+  // replaced it is created again first, so records keep reaching `path`.
   void flush();
-  // True once a write to the file failed; the ring keeps working.
-  bool write_failed() const;
+  // Why records are not reaching the file right now ("" when they are): a failed write (disk
+  // full, I/O error) or a file that was removed and cannot be created again. Cleared by the next
+  // successful write (or reopen). The ring keeps working either way.
+  std::string write_problem() const;
+  bool write_failed() const { return !write_problem().empty(); }
   std::uint64_t last_seq() const;
 
  private:
@@ -73,6 +78,9 @@ class AuditLog {
   };
   AuditSince collect(std::uint64_t after, std::size_t limit) const;
   void flush_locked();
+  bool reopen_if_replaced_locked();
+  void fail_locked(const std::string& what, int err);
+  void recover_locked();
 
   AuditLogOptions options_;
   int fd_ = -1;
@@ -80,8 +88,11 @@ class AuditLog {
   std::uint64_t next_seq_ = 1;
   std::deque<Entry> ring_;
   std::string file_buffer_;
+  std::size_t buffered_records_ = 0;
   std::chrono::system_clock::time_point last_flush_;
-  bool write_failed_ = false;
+  std::string problem_;               // "" while records reach the file
+  std::uint64_t unwritten_records_ = 0;  // dropped from the file since problem_ was set
+  bool partial_line_ = false;  // a failed write left a line without its '\n' in the file
 };
 
 }  // namespace faultline::admin

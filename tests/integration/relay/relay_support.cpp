@@ -1,0 +1,82 @@
+#include "relay_support.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/beast/http.hpp>
+
+#include <sys/socket.h>
+
+#include <optional>
+
+#include "faultline/net/tls.hpp"
+
+namespace faultline::relaytest {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+std::unique_ptr<ProxyProcess> start_proxy_process(const fs::path& dir, const net::CertifiedKey& ca,
+                                                  const std::vector<std::string>& extra_args, const fs::path& binary) {
+  net::write_file(dir / "proxy-ca.crt", ca.cert_pem);
+  net::write_file(dir / "proxy-ca.key", ca.key_pem, true);
+  std::vector<std::string> args = {"--ca-cert", (dir / "proxy-ca.crt").string(),
+                                   "--ca-key", (dir / "proxy-ca.key").string()};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  return std::make_unique<ProxyProcess>(dir, "proxy", args, std::nullopt, binary);
+}
+
+Watchdog::Watchdog(int fd, std::chrono::seconds limit) {
+  thread_ = std::thread([this, fd, limit] {
+    std::unique_lock lock(mutex_);
+    if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
+      fired_ = true;
+      ::shutdown(fd, SHUT_RDWR);  // the blocked read/write returns with an error
+    }
+  });
+}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+bool Watchdog::fired() const {
+  std::lock_guard lock(mutex_);
+  return fired_;
+}
+
+TlsClient::TlsClient(unsigned short port, const std::string& ca_pem, std::chrono::seconds limit)
+    : tls(net::make_client_context(net::ClientTlsOptions{ca_pem, false, "", ""})), stream(ioc, tls) {
+  beast::get_lowest_layer(stream).connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  beast::get_lowest_layer(stream).set_option(tcp::no_delay(true));
+  net::prepare_client_ssl(stream.native_handle(), "127.0.0.1", true);
+  watchdog = std::make_unique<Watchdog>(beast::get_lowest_layer(stream).native_handle(), limit);
+  stream.handshake(asio::ssl::stream_base::client);
+}
+
+AdminAnswer admin_request(unsigned short port, const std::string& method, const std::string& target) {
+  asio::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  http::request<http::empty_body> req{http::string_to_verb(method), target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  req.keep_alive(false);
+  http::write(socket, req);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  http::read(socket, buffer, res);
+  return {static_cast<int>(res.result_int()), res.body()};
+}
+
+unsigned short unused_port() {
+  asio::io_context ioc;
+  tcp::acceptor acceptor(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return acceptor.local_endpoint().port();
+}
+
+}  // namespace faultline::relaytest

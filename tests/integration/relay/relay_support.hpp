@@ -1,0 +1,76 @@
+#pragma once
+// What the relay tests and the relay benchmark need besides the test upstream: the real
+// faultline-proxy as a child process serving certificates of a given CA, a blocking TLS client
+// whose reads cannot hang forever, and a tiny admin API client.
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "faultline/net/certs.hpp"
+#include "proxy_process.hpp"
+
+namespace faultline::relaytest {
+
+namespace fs = std::filesystem;
+
+using testing::ProxyProcess;
+using testing::proxy_binary;
+using testing::TempDir;
+
+// faultline-proxy (tests/support/proxy_process.hpp) serving certificates minted from `ca`, written
+// to <dir>/proxy-ca.crt and .key, with `extra_args` (upstream, log level, ...); its files are
+// <dir>/proxy.log and <dir>/proxy-ready.json. Throws with the proxy's log when it does not start.
+std::unique_ptr<ProxyProcess> start_proxy_process(const fs::path& dir, const net::CertifiedKey& ca,
+                                                  const std::vector<std::string>& extra_args,
+                                                  const fs::path& binary = proxy_binary());
+
+// Shuts a socket down when a deadline passes, so a blocking read or write fails instead of
+// hanging the test. `fired()` tells the failure message why.
+class Watchdog {
+ public:
+  Watchdog(int fd, std::chrono::seconds limit);
+  ~Watchdog();
+  bool fired() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
+
+// A blocking HTTPS client connection that trusts `ca_pem` and verifies 127.0.0.1.
+struct TlsClient {
+  TlsClient(unsigned short port, const std::string& ca_pem, std::chrono::seconds limit = std::chrono::seconds(180));
+  boost::asio::io_context ioc;
+  boost::asio::ssl::context tls;
+  boost::beast::ssl_stream<boost::asio::ip::tcp::socket> stream;
+  boost::beast::flat_buffer buffer;
+  std::unique_ptr<Watchdog> watchdog;
+};
+
+// A plain HTTP request to the admin API: the status code and body.
+struct AdminAnswer {
+  int status = 0;
+  std::string body;
+};
+AdminAnswer admin_request(unsigned short port, const std::string& method, const std::string& target);
+
+// A free TCP port on 127.0.0.1 with nothing listening (bound, then released).
+unsigned short unused_port();
+
+}  // namespace faultline::relaytest
