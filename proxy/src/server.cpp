@@ -64,7 +64,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> impl) {
     auto session = std::make_shared<Session>(impl, std::move(socket), impl->next_conn++);
     {
       std::lock_guard lock(impl->mutex);
-      impl->sessions.push_back(session);
+      impl->sessions.emplace(session.get(), session);
     }
     session->start();
   }
@@ -125,18 +125,17 @@ void Server::Impl::schedule_reopen(faults::Clock::duration after) {
 std::list<std::shared_ptr<Session>> Server::Impl::live_sessions() {
   std::list<std::shared_ptr<Session>> out;
   std::lock_guard lock(mutex);
-  for (auto& weak : sessions) {
+  for (auto& [raw, weak] : sessions) {
     if (auto s = weak.lock()) out.push_back(std::move(s));
   }
-  return out;
+  return out;  // released by the caller, outside the mutex (a release may run ~Session -> forget)
 }
 
 void Server::Impl::forget(const Session* session) {
   std::lock_guard lock(mutex);
-  sessions.remove_if([session](const std::weak_ptr<Session>& w) {
-    auto s = w.lock();
-    return !s || s.get() == session;
-  });
+  // By address, never by locking the weak pointers: a shared_ptr made here could become a
+  // session's last owner and run its destructor, which calls forget() again, under this mutex.
+  sessions.erase(session);
   if (stopping && sessions.empty()) {
     asio::post(listener_strand, [self = shared_from_this()] { self->drain_timer.cancel(); });
   }

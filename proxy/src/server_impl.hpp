@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
 #include "faultline/proxy/disposition.hpp"
 #include "faultline/proxy/server.hpp"
@@ -43,7 +44,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
 
   // Live sessions and outage bookkeeping.
   mutable std::mutex mutex;
-  std::list<std::weak_ptr<Session>> sessions;
+  std::unordered_map<const Session*, std::weak_ptr<Session>> sessions;  // removed by ~Session
   std::optional<faults::Clock::time_point> enforced_until;
   bool listener_refused = false;
   std::atomic<bool> stopping{false};
