@@ -1,6 +1,7 @@
 #include "faultline/admin/admin_server.hpp"
 
 #include "admin_routes.hpp"
+#include "faultline/net/accept_failures.hpp"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
@@ -37,7 +38,6 @@ namespace {
 // answer before the client reads it.
 constexpr std::size_t kDrainLimit = 1024 * 1024;
 constexpr std::chrono::seconds kDrainTimeout{2};
-constexpr std::chrono::milliseconds kAcceptRetry{50};
 
 std::string path_of(std::string_view target) {
   auto url = boost::urls::parse_origin_form(target);
@@ -70,8 +70,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<AdminServer::Impl> {
   AdminBackend& backend;
   tcp::acceptor acceptor;
   asio::steady_timer retry_timer;  // on the acceptor's strand
-  std::uint64_t accept_failures = 0;
-  std::chrono::steady_clock::time_point accept_failure_logged{};
+  net::AcceptFailures accept_failures;  // on the acceptor's strand
   tcp::endpoint endpoint;
   std::mutex sessions_mutex;
   std::list<std::weak_ptr<Session>> sessions;
@@ -213,15 +212,11 @@ void AdminServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
   if (ec) {
     // E.g. out of file descriptors: the listener must survive it, without spinning (the same error
     // comes back at once) or flooding the log; descriptors free up as connections end.
-    auto now = std::chrono::steady_clock::now();
-    ++accept_failures;
-    if (now - accept_failure_logged >= std::chrono::seconds(5)) {
-      spdlog::error("admin API: accepting connections failed {} time(s): {}; retrying every {} ms", accept_failures,
-                    ec.message(), kAcceptRetry.count());
-      accept_failures = 0;
-      accept_failure_logged = now;
+    if (auto count = accept_failures.count(std::chrono::steady_clock::now())) {
+      spdlog::error("admin API: accepting connections failed {} time(s): {}; retrying every {} ms", *count,
+                    ec.message(), net::kAcceptRetry.count());
     }
-    retry_timer.expires_after(kAcceptRetry);
+    retry_timer.expires_after(net::kAcceptRetry);
     retry_timer.async_wait([self = shared_from_this()](beast::error_code wec) {
       if (!wec && self->acceptor.is_open()) self->accept();
     });

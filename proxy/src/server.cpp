@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "faultline/net/accept_failures.hpp"
 #include "server_impl.hpp"
 #include "session.hpp"
 
@@ -16,7 +17,6 @@ namespace faultline::proxy {
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-constexpr std::chrono::milliseconds kAcceptRetry{50};
 
 void reset_socket(tcp::socket& socket) {
   boost::system::error_code ec;
@@ -24,30 +24,26 @@ void reset_socket(tcp::socket& socket) {
   socket.close(ec);
 }
 
-// An accept that fails (out of file descriptors, above all: every client connection holds two)
-// fails again at once: retrying without a pause would spin and flood the log while the connections
-// waiting in the backlog get nowhere. Pausing lets sessions end and free descriptors.
-asio::awaitable<void> back_off_after_accept_error(Server::Impl& impl, const boost::system::error_code& ec) {
-  auto now = std::chrono::steady_clock::now();
-  ++impl.accept_failures;
-  if (now - impl.accept_failure_logged >= std::chrono::seconds(5)) {
-    spdlog::error("accepting connections failed {} time(s): {}; retrying every {} ms", impl.accept_failures,
-                  ec.message(), kAcceptRetry.count());
-    impl.accept_failures = 0;
-    impl.accept_failure_logged = now;
+// Pauses after a failed accept (see faultline/net/accept_failures.hpp), logging when a report is due.
+asio::awaitable<void> back_off_after_accept_error(Server::Impl& impl, net::AcceptFailures& failures,
+                                                  const boost::system::error_code& ec) {
+  if (auto count = failures.count(std::chrono::steady_clock::now())) {
+    spdlog::error("accepting connections failed {} time(s): {}; retrying every {} ms", *count, ec.message(),
+                  net::kAcceptRetry.count());
   }
-  asio::steady_timer pause(impl.listener_strand, kAcceptRetry);
+  asio::steady_timer pause(impl.listener_strand, net::kAcceptRetry);
   co_await pause.async_wait(use_tuple);
 }
 
 asio::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> impl) {
+  net::AcceptFailures failures;
   for (;;) {
     if (!impl->acceptor || !impl->acceptor->is_open()) co_return;
     auto [ec, accepted] = co_await impl->acceptor->async_accept(asio::make_strand(impl->ioc), use_tuple);
     tcp::socket socket(std::move(accepted));  // keeps the strand as its executor
     if (ec == asio::error::operation_aborted || !impl->acceptor || !impl->acceptor->is_open()) co_return;
     if (ec) {
-      co_await back_off_after_accept_error(*impl, ec);
+      co_await back_off_after_accept_error(*impl, failures, ec);
       continue;
     }
     if (impl->stopping) {

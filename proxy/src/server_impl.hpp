@@ -39,8 +39,6 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   boost::asio::ip::tcp::endpoint bound;
   boost::asio::steady_timer reopen_timer;
   boost::asio::steady_timer drain_timer;
-  std::uint64_t accept_failures = 0;  // since the last "accept failed" log line
-  std::chrono::steady_clock::time_point accept_failure_logged{};
 
   // Live sessions and outage bookkeeping.
   mutable std::mutex mutex;
