@@ -32,7 +32,10 @@ CheckResult no_data(std::string name, std::string why) {
     return r;
 }
 
-bool pods_observed(const Observations& obs) { return obs.pods.watched && !obs.pods.pods.empty(); }
+// no-data means a source could not be read (the pod watch never delivered its list, no YuniKorn
+// snapshot, no node list). A source that was read and holds nothing to check is an empty subject:
+// the check passes with count 0 and its summary says so.
+bool pods_watched(const Observations& obs) { return obs.pods.watched; }
 
 // The bind requests the proxy saw, by pod (namespace/name), in audit order: the first link of the
 // YUNIKORN-3355 chain a reader wants beside a stranded pod or a phantom allocation.
@@ -175,7 +178,7 @@ bool needs_yunikorn(const std::string& check) {
 
 CheckResult check_pods_bound(const Observations& obs) {
     const std::string name = "pods-bound";
-    if (!pods_observed(obs)) return no_data(name, "the pod watch saw no workload pods");
+    if (!pods_watched(obs)) return no_data(name, "the pod watch did not deliver its initial list");
     CheckResult r;
     r.name = name;
     std::int64_t live = 0;
@@ -195,8 +198,12 @@ CheckResult check_pods_bound(const Observations& obs) {
                                 (pod.phase.empty() ? "unknown" : pod.phase));
         }
     }
-    if (live == 0) return no_data(name, "every observed pod was deleted; nothing left to check");
     r.count = unbound + not_running;
+    if (live == 0) {
+        r.status = CheckStatus::passed;
+        r.summary = "0 live pods to check (" + std::to_string(obs.pods.pods.size()) + " observed, all deleted)";
+        return r;
+    }
     r.status = r.count == 0 ? CheckStatus::passed : CheckStatus::violated;
     r.summary = std::to_string(live - r.count) + "/" + std::to_string(live) + " live pods bound and Running; " +
                 std::to_string(unbound) + " unbound, " + std::to_string(not_running) + " bound but not Running";
@@ -206,8 +213,7 @@ CheckResult check_pods_bound(const Observations& obs) {
 CheckResult check_queue_accounting(const Observations& obs) {
     const std::string name = "queue-accounting";
     if (!obs.yunikorn) return no_data(name, "no YuniKorn REST snapshot was taken");
-    if (obs.yunikorn->queues.empty()) return no_data(name, "YuniKorn reported no queues");
-    if (!pods_observed(obs)) return no_data(name, "the pod watch saw no workload pods");
+    if (!pods_watched(obs)) return no_data(name, "the pod watch did not deliver its initial list");
     Accounting acc = analyse_accounting(obs);
     CheckResult r;
     r.name = name;
@@ -223,8 +229,11 @@ CheckResult check_queue_accounting(const Observations& obs) {
     for (auto& line : acc.phantoms) add_evidence(r, line);
     for (auto& line : acc.missing) add_evidence(r, line);
     r.count = std::max(acc.phantomCount + acc.missingCount, difference);
-    if (per_queue.empty()) return no_data(name, "no queue holds allocations and no yunikorn pod is bound");
     r.status = r.count == 0 ? CheckStatus::passed : CheckStatus::violated;
+    if (per_queue.empty() && r.count == 0) {
+        r.summary = "0 allocations to check: no queue holds allocations and no yunikorn pod is bound";
+        return r;
+    }
     r.summary = std::to_string(acc.phantomCount) + " phantom allocations, " + std::to_string(acc.missingCount) +
                 " bound pods without allocation, queue difference " + std::to_string(difference);
     return r;
@@ -234,7 +243,6 @@ CheckResult check_no_orphan_allocations(const Observations& obs) {
     const std::string name = "no-orphan-allocations";
     if (!obs.yunikorn) return no_data(name, "no YuniKorn REST snapshot was taken");
     const YunikornSnapshot& yk = *obs.yunikorn;
-    if (yk.nodes.empty()) return no_data(name, "YuniKorn reported no nodes");
     std::map<std::string, std::set<std::string>> app_allocations;
     std::set<std::string> node_ids;
     for (const auto& node : yk.nodes) node_ids.insert(node.id);
@@ -277,7 +285,7 @@ CheckResult check_no_orphan_allocations(const Observations& obs) {
 
 CheckResult check_no_unexpected_deletes(const Observations& obs) {
     const std::string name = "no-unexpected-deletes";
-    if (!pods_observed(obs)) return no_data(name, "the pod watch saw no workload pods");
+    if (!pods_watched(obs)) return no_data(name, "the pod watch did not deliver its initial list");
     CheckResult r;
     r.name = name;
     std::set<std::string> offending;  // ns/name, counted once whichever source saw it
@@ -315,8 +323,8 @@ CheckResult check_no_unexpected_deletes(const Observations& obs) {
 
 CheckResult check_bound_to_live_node(const Observations& obs) {
     const std::string name = "bound-to-live-node";
-    if (!pods_observed(obs)) return no_data(name, "the pod watch saw no workload pods");
-    if (!obs.liveNodes || obs.liveNodes->empty()) return no_data(name, "no nodes were listed from the apiserver");
+    if (!pods_watched(obs)) return no_data(name, "the pod watch did not deliver its initial list");
+    if (!obs.liveNodes) return no_data(name, "the nodes could not be listed from the apiserver");
     std::set<std::string> nodes(obs.liveNodes->begin(), obs.liveNodes->end());
     CheckResult r;
     r.name = name;
@@ -329,8 +337,12 @@ CheckResult check_bound_to_live_node(const Observations& obs) {
             add_evidence(r, "pod " + pod_ref(pod) + " is bound to node " + pod.nodeName + " which does not exist");
         }
     }
-    if (bound == 0) return no_data(name, "no live pod is bound to any node");
     r.status = r.count == 0 ? CheckStatus::passed : CheckStatus::violated;
+    if (bound == 0) {
+        r.summary = "0 bound pods to check (no live pod is bound to any node; " + std::to_string(nodes.size()) +
+                    " live nodes)";
+        return r;
+    }
     r.summary = std::to_string(bound - r.count) + "/" + std::to_string(bound) + " bound pods are on one of " +
                 std::to_string(nodes.size()) + " live nodes";
     return r;

@@ -19,19 +19,26 @@ bool mentions(const CheckResult& r, const std::string& text) {
                        [&](const std::string& line) { return line.find(text) != std::string::npos; });
 }
 
+// All evidence lines, for failure messages (safe when there are none).
+std::string evidence_text(const CheckResult& r) {
+    std::string out = r.summary;
+    for (const auto& line : r.evidence) out += "\n  " + line;
+    return out;
+}
+
 TEST(PodsBound, StrandedPodIsAViolationNamingThePod) {
     auto r = check_pods_bound(observations_3355());
     EXPECT_EQ(r.status, CheckStatus::violated);
     EXPECT_EQ(r.count, 1);
-    EXPECT_TRUE(mentions(r, "faultline/burst-00002")) << r.evidence.front();
+    EXPECT_TRUE(mentions(r, "faultline/burst-00002")) << evidence_text(r);
 }
 
 // The proxy's audit says why the pod has no node: its bind was cut by the outage.
 TEST(PodsBound, StrandedPodEvidenceCarriesItsBindAsTheProxySawIt) {
     auto r = check_pods_bound(observations_3355());
-    EXPECT_TRUE(mentions(r, "burst-00002 is Pending with empty spec.nodeName")) << r.evidence.front();
+    EXPECT_TRUE(mentions(r, "burst-00002 is Pending with empty spec.nodeName")) << evidence_text(r);
     EXPECT_TRUE(mentions(r, "binds seen by the proxy: 14:48:30.200Z no answer (connection cut by rule outage-mid-bind)"))
-        << r.evidence.front();
+        << evidence_text(r);
 }
 
 TEST(PodsBound, StrandedPodWhoseBindNeverReachedTheProxySaysSo) {
@@ -40,14 +47,15 @@ TEST(PodsBound, StrandedPodWhoseBindNeverReachedTheProxySaysSo) {
                                     [](const AuditRecord& rec) { return rec.name == "burst-00002"; }),
                      obs.audit->end());
     auto r = check_pods_bound(obs);
-    EXPECT_TRUE(mentions(r, "no bind of it reached the proxy")) << r.evidence.front();
+    EXPECT_TRUE(mentions(r, "no bind of it reached the proxy")) << evidence_text(r);
 }
 
 TEST(PodsBound, WithoutAProxyAuditTheEvidenceClaimsNothingAboutBinds) {
     auto obs = observations_3355();
     obs.audit.reset();
     auto r = check_pods_bound(obs);
-    EXPECT_FALSE(mentions(r, "bind")) << r.evidence.front();
+    ASSERT_TRUE(mentions(r, "burst-00002 is Pending with empty spec.nodeName")) << evidence_text(r);
+    EXPECT_FALSE(mentions(r, "bind")) << evidence_text(r);
 }
 
 TEST(PodsBound, BoundButNotRunningIsAViolation) {
@@ -186,11 +194,70 @@ TEST(NoData, EveryCheckFailsWithoutData) {
     EXPECT_EQ(decide_verdict(run_checks(known_checks(), {}, empty)), Verdict::fail);
 }
 
-TEST(NoData, WatchThatSawNoPodsIsNoData) {
+// no-data is for a source that could not be read; a source that was read and holds nothing to
+// check is an empty subject: passed, count 0, and the summary says there was nothing.
+TEST(NoData, EachSourceThatCouldNotBeReadIsNoData) {
+    auto no_watch = observations_healthy();
+    no_watch.pods.watched = false;
+    for (const auto& name : {"pods-bound", "queue-accounting", "no-unexpected-deletes", "bound-to-live-node"}) {
+        auto results = run_checks({name}, {}, no_watch);
+        EXPECT_EQ(results.at(0).status, CheckStatus::no_data) << name;
+    }
+    auto no_snapshot = observations_healthy();
+    no_snapshot.yunikorn.reset();
+    EXPECT_EQ(check_queue_accounting(no_snapshot).status, CheckStatus::no_data);
+    EXPECT_EQ(check_no_orphan_allocations(no_snapshot).status, CheckStatus::no_data);
+    auto no_nodes = observations_healthy();
+    no_nodes.liveNodes.reset();
+    EXPECT_EQ(check_bound_to_live_node(no_nodes).status, CheckStatus::no_data);
+}
+
+TEST(EmptySubject, AWatchThatDeliveredNoPodsPassesWithCountZero) {
     auto obs = observations_healthy();
     obs.pods.pods.clear();
-    EXPECT_EQ(check_pods_bound(obs).status, CheckStatus::no_data);
-    EXPECT_EQ(check_queue_accounting(obs).status, CheckStatus::no_data);
+    obs.yunikorn->applications.clear();
+    for (auto& q : obs.yunikorn->queues) q.allocated.clear();
+    for (auto& n : obs.yunikorn->nodes) n.allocations.clear();
+    for (const auto& r : run_checks(known_checks(), {}, obs)) {
+        EXPECT_EQ(r.status, CheckStatus::passed) << r.name << ": " << r.summary;
+        EXPECT_EQ(r.count, 0) << r.name;
+    }
+    auto pods = check_pods_bound(obs);
+    EXPECT_NE(pods.summary.find("0 live pods to check"), std::string::npos) << pods.summary;
+}
+
+// kube-scheduler whose every bind failed: no pod is bound, so bound-to-live-node has nothing to
+// quantify over. That is a pass with count 0, and the run reproduces the stranded pods.
+TEST(EmptySubject, NoBoundPodIsAPassAndTheRunStillReproduces) {
+    auto obs = observations_3355();
+    obs.scheduler = "kube-scheduler";
+    obs.yunikorn.reset();
+    for (auto& [uid, pod] : obs.pods.pods) pod.nodeName.clear();
+    auto nodes = check_bound_to_live_node(obs);
+    EXPECT_EQ(nodes.status, CheckStatus::passed) << nodes.summary;
+    EXPECT_EQ(nodes.count, 0);
+    EXPECT_NE(nodes.summary.find("0 bound pods to check"), std::string::npos) << nodes.summary;
+    EXPECT_EQ(decide_verdict(run_checks(known_checks(), {"pods-bound"}, obs)), Verdict::reproduced);
+}
+
+TEST(EmptySubject, NoLiveNodeListedMakesEveryBoundPodAViolation) {
+    auto obs = observations_healthy();
+    obs.liveNodes = std::vector<std::string>{};
+    auto r = check_bound_to_live_node(obs);
+    EXPECT_EQ(r.status, CheckStatus::violated) << r.summary;
+    EXPECT_GT(r.count, 0);
+}
+
+TEST(EmptySubject, YunikornWithNoQueuesAndNoBoundPodsPasses) {
+    auto obs = observations_healthy();
+    obs.yunikorn->queues.clear();
+    obs.yunikorn->applications.clear();
+    obs.yunikorn->nodes.clear();
+    for (auto& [uid, pod] : obs.pods.pods) pod.nodeName.clear();
+    auto q = check_queue_accounting(obs);
+    EXPECT_EQ(q.status, CheckStatus::passed) << q.summary;
+    EXPECT_NE(q.summary.find("0 allocations to check"), std::string::npos) << q.summary;
+    EXPECT_EQ(check_no_orphan_allocations(obs).status, CheckStatus::passed);
 }
 
 TEST(RunChecks, YunikornChecksAreSkippedOnKubeScheduler) {
