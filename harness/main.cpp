@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -98,12 +99,22 @@ std::string with_seed(const std::string& text, std::uint64_t seed) {
     return replaced ? out : "seed: " + std::to_string(seed) + "\n" + out;
 }
 
-std::shared_ptr<const ff::Scenario> load_or_print(const std::string& file) {
+// A scenario file read once (within the scenario file bounds: a regular file, at most 1 MiB) and
+// loaded; nullopt after printing its errors.
+struct LoadedScenario {
+    std::string text;
+    std::shared_ptr<const ff::Scenario> scenario;
+};
+
+std::optional<LoadedScenario> load_or_print(const std::string& file) {
     try {
-        return ff::load_scenario_file(file);
+        LoadedScenario loaded;
+        loaded.text = ff::read_scenario_file(file);
+        loaded.scenario = ff::load_scenario_text(loaded.text, file);
+        return loaded;
     } catch (const ff::ScenarioError& e) {
         for (const auto& err : e.errors()) std::cerr << err << "\n";
-        return nullptr;
+        return std::nullopt;
     }
 }
 
@@ -205,8 +216,9 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     if (*validate) {
-        auto sc = load_or_print(validate_file);
-        if (!sc) return 2;
+        auto loaded = load_or_print(validate_file);
+        if (!loaded) return 2;
+        const auto& sc = loaded->scenario;
         std::cout << validate_file << ": ok (" << sc->faults.size() << " fault rules, "
                   << (sc->workload ? sc->workload->phases.size() : 0) << " phases)\n";
         return 0;
@@ -226,10 +238,10 @@ int main(int argc, char** argv) {
         std::cerr << "faultline-harness: " << e.what() << "\n";
         return 2;
     }
-    auto sc = load_or_print(scenario_file);
-    if (!sc) return 2;
-    std::ifstream in(scenario_file);
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto loaded = load_or_print(scenario_file);
+    if (!loaded) return 2;
+    auto sc = loaded->scenario;
+    std::string text = std::move(loaded->text);
     if (seed_option->count() > 0) {
         // The proxy reads the seed from the scenario text, so the override goes into the text.
         text = with_seed(text, seed);
@@ -253,7 +265,7 @@ int main(int argc, char** argv) {
     if (!settle.empty()) {
         auto d = ff::parse_duration(settle);
         if (!d) {
-            std::cerr << "faultline-harness: --settle: '" << settle << "' is not a duration (e.g. 30s, 2m)\n";
+            std::cerr << "faultline-harness: --settle: " << ff::duration_problem(settle) << "\n";
             return 2;
         }
         o.settle = *d;

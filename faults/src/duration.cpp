@@ -1,7 +1,7 @@
 #include "faultline/faults/duration.hpp"
 
 #include <cctype>
-#include <limits>
+#include <cstdint>
 
 namespace faultline::faults {
 namespace {
@@ -19,27 +19,55 @@ bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0;
 
 }  // namespace
 
-std::optional<Duration> parse_duration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  constexpr std::int64_t max_millis = std::numeric_limits<std::int64_t>::max() / 1000;
+namespace {
+
+struct Scan {
+  bool valid = false;     // the text has the duration syntax
+  bool too_long = false;  // ... and spells more than max_duration
+  Duration value{0};
+};
+
+// Saturates at max_duration instead of overflowing, so any number of digits costs one pass.
+Scan scan(std::string_view text) {
+  if (text.empty()) return {};
+  const std::int64_t limit = max_duration.count();
   std::int64_t total = 0;
+  bool over = false;
   std::size_t i = 0;
   while (i < text.size()) {
     std::size_t digits_begin = i;
     std::int64_t number = 0;
     while (i < text.size() && is_digit(text[i])) {
-      number = number * 10 + (text[i] - '0');
-      if (number > max_millis) return std::nullopt;
+      if (number <= limit) number = number * 10 + (text[i] - '0');
       ++i;
     }
-    if (i == digits_begin) return std::nullopt;
+    if (i == digits_begin) return {};
     std::size_t unit_begin = i;
     while (i < text.size() && !is_digit(text[i])) ++i;
     std::int64_t millis = unit_millis(text.substr(unit_begin, i - unit_begin));
-    if (millis == 0 || number > (max_millis - total) / millis) return std::nullopt;
-    total += number * millis;
+    if (millis == 0) return {};
+    if (over || number > (limit - total) / millis) over = true;
+    else total += number * millis;
   }
-  return Duration{total};
+  return {true, over, Duration{over ? 0 : total}};
+}
+
+}  // namespace
+
+std::optional<Duration> parse_duration(std::string_view text) {
+  Scan result = scan(text);
+  if (!result.valid || result.too_long) return std::nullopt;
+  return result.value;
+}
+
+std::string duration_problem(std::string_view text) {
+  Scan result = scan(text);
+  if (!result.valid)
+    return "invalid duration \"" + std::string(text) + "\" (write a number and a unit: 250ms, 10s, 2m, 1h)";
+  if (result.too_long)
+    return "duration \"" + std::string(text) + "\" is longer than the maximum of " + format_duration(max_duration) +
+           " (365 days)";
+  return "";
 }
 
 std::string format_duration(Duration d) {

@@ -1,6 +1,10 @@
 #include "faultline/faults/match.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace faultline::faults {
 namespace {
@@ -18,22 +22,81 @@ bool verb_matches(std::string_view pattern, const RequestInfo& info) {
 
 }  // namespace
 
-// Iterative glob with single-star backtracking: linear enough for the short strings we match.
-bool glob_match(std::string_view pattern, std::string_view text) {
-  std::size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p, ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++, resume = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1, t = ++resume;
-    } else {
-      return false;
-    }
+namespace {
+
+// A run of bits, one per automaton state, as 64-bit words.
+using Bits = std::vector<std::uint64_t>;
+
+// out = in << 1 across the words.
+void shift_left(const std::uint64_t* in, std::uint64_t* out, std::size_t words) {
+  std::uint64_t carry = 0;
+  for (std::size_t w = 0; w < words; ++w) {
+    std::uint64_t v = in[w];
+    out[w] = (v << 1) | carry;
+    carry = v >> 63;
   }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
+}
+
+}  // namespace
+
+// The glob as an automaton whose state j means "the first j pattern characters matched", all its
+// states stepped at once with bit operations (shift-and). Each text character costs one pass over
+// (pattern length + 1) / 64 words, whatever the pattern and text are: no backtracking, so a
+// request with a long name costs time in proportion to the name, not to name x pattern.
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // A run of '*' matches what one '*' matches; collapsing runs lets one shift close over the
+  // empty match of a star.
+  std::string p;
+  p.reserve(pattern.size());
+  for (char c : pattern)
+    if (c != '*' || p.empty() || p.back() != '*') p.push_back(c);
+  if (p.find_first_of("*?") == std::string::npos) return p == text;
+  if (p == "*") return true;
+
+  const std::size_t m = p.size();
+  const std::size_t words = (m + 1 + 63) / 64;
+  // Rows of `masks`: 0 the '*' positions, 1 the '?' positions (what any character may advance),
+  // then one row per distinct literal character: its positions plus the '?' ones.
+  constexpr std::size_t star_row = 0, any_row = 1;
+  std::array<std::uint16_t, 256> row_of{};  // 0: no literal row, use any_row
+  std::size_t rows = 2;
+  for (char c : p)
+    if (c != '*' && c != '?' && row_of[static_cast<unsigned char>(c)] == 0)
+      row_of[static_cast<unsigned char>(c)] = static_cast<std::uint16_t>(rows++);
+  Bits masks(rows * words, 0);
+  auto set = [&](std::size_t row, std::size_t bit) { masks[row * words + bit / 64] |= std::uint64_t{1} << (bit % 64); };
+  for (std::size_t j = 0; j < m; ++j) {
+    unsigned char c = static_cast<unsigned char>(p[j]);
+    if (c == '*') set(star_row, j);
+    else if (c == '?') for (std::size_t row = any_row; row < rows; ++row) set(row, j);
+    else set(row_of[c], j);
+  }
+  const std::uint64_t* stars = &masks[star_row * words];
+
+  Bits state(words, 0), next(words, 0), scratch(words, 0);
+  // Adds the states reachable by letting each active star match nothing.
+  auto close = [&](Bits& bits) {
+    for (std::size_t w = 0; w < words; ++w) scratch[w] = bits[w] & stars[w];
+    shift_left(scratch.data(), scratch.data(), words);
+    for (std::size_t w = 0; w < words; ++w) bits[w] |= scratch[w];
+  };
+  state[0] = 1;
+  close(state);
+  for (char ch : text) {
+    const std::size_t row = row_of[static_cast<unsigned char>(ch)];
+    const std::uint64_t* advance = &masks[(row == 0 ? any_row : row) * words];
+    for (std::size_t w = 0; w < words; ++w) scratch[w] = state[w] & advance[w];
+    shift_left(scratch.data(), next.data(), words);
+    bool alive = false;
+    for (std::size_t w = 0; w < words; ++w) {
+      next[w] |= state[w] & stars[w];  // a star consumes the character and stays
+      alive = alive || next[w] != 0;
+    }
+    if (!alive) return false;
+    close(next);
+    std::swap(state, next);
+  }
+  return (state[m / 64] >> (m % 64)) & 1;
 }
 
 bool resource_matches(std::string_view pattern, const RequestInfo& info) {

@@ -34,6 +34,32 @@ void check_resources(MapReader& reader, const std::vector<std::string>& resource
                               "\" (write resource[.group][/subresource], e.g. pods/binding or deployments.apps)");
 }
 
+std::string too_long(std::size_t bytes) {
+  return "pattern of " + std::to_string(bytes) + " bytes is longer than the maximum of " +
+         std::to_string(max_glob_pattern_bytes) + " bytes";
+}
+
+std::optional<std::vector<std::string>> glob_list(MapReader& reader, std::string_view key) {
+  auto patterns = reader.string_list(key);
+  if (!patterns) return patterns;
+  bool ok = true;
+  for (std::size_t i = 0; i < patterns->size(); ++i)
+    if ((*patterns)[i].size() > max_glob_pattern_bytes) {
+      reader.errors().add(reader.take(key)[i].Mark(), reader.path_of(key) + "[" + std::to_string(i) + "]",
+                          too_long((*patterns)[i].size()));
+      ok = false;
+    }
+  if (!ok) return std::nullopt;
+  return patterns;
+}
+
+void check_header_patterns(MapReader& reader) {
+  for (auto entry : reader.take("headers"))
+    if (entry.second.IsScalar() && entry.second.Scalar().size() > max_glob_pattern_bytes)
+      reader.errors().add(entry.second.Mark(), reader.path_of("headers") + "." + entry.first.Scalar(),
+                          too_long(entry.second.Scalar().size()));
+}
+
 }  // namespace
 
 Match parse_match(MapReader& reader) {
@@ -46,12 +72,14 @@ Match parse_match(MapReader& reader) {
     check_resources(reader, *resources);
     match.resources = *resources;
   }
-  if (auto v = reader.string_list("namespaces")) match.namespaces = *v;
-  if (auto v = reader.string_list("names")) match.names = *v;
-  if (auto v = reader.string_list("userAgents")) match.user_agents = *v;
-  if (auto v = reader.string_list("paths")) match.paths = *v;
-  if (auto headers = reader.string_map("headers"))
+  if (auto v = glob_list(reader, "namespaces")) match.namespaces = *v;
+  if (auto v = glob_list(reader, "names")) match.names = *v;
+  if (auto v = glob_list(reader, "userAgents")) match.user_agents = *v;
+  if (auto v = glob_list(reader, "paths")) match.paths = *v;
+  if (auto headers = reader.string_map("headers")) {
+    check_header_patterns(reader);
     for (auto& [name, value] : *headers) match.headers.push_back({name, value});
+  }
   reader.finish();
   return match;
 }

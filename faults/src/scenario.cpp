@@ -1,10 +1,15 @@
 #include "faultline/faults/scenario.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <array>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <system_error>
 
 #include "scenario_parse.hpp"
+#include "yaml_load.hpp"
 
 namespace faultline::faults {
 namespace {
@@ -58,13 +63,13 @@ void parse_document(const YAML::Node& document, Scenario& scenario, detail::Erro
   root.finish();
 }
 
-YAML::Node parse_yaml(std::string_view text, detail::Errors& errors) {
-  try {
-    return YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    errors.add(e.mark, "", "invalid YAML: " + e.msg);
-    return YAML::Node(YAML::NodeType::Undefined);
-  }
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a file";
 }
 
 }  // namespace
@@ -82,23 +87,50 @@ std::shared_ptr<const Scenario> load_scenario_text(std::string_view text, std::s
   detail::Errors errors{std::string(source_name)};
   auto scenario = std::make_shared<Scenario>();
   scenario->source = std::string(source_name);
-  YAML::Node document = parse_yaml(text, errors);
+  YAML::Node document = detail::load_yaml(text, errors);
   try {
     if (document.IsDefined() && !document.IsNull()) parse_document(document, *scenario, errors);
-    else if (errors.list().empty()) errors.add(YAML::Mark::null_mark(), "", "the file is empty");
+    else if (errors.empty()) errors.add(YAML::Mark::null_mark(), "", "the file is empty");
   } catch (const YAML::Exception& e) {  // a node shape the readers did not expect: still an error report
     errors.add(e.mark, "", "cannot read this YAML: " + e.msg);
   }
-  if (!errors.list().empty()) throw ScenarioError(errors.list());
+  if (!errors.empty()) throw ScenarioError(errors.report());
   return scenario;
 }
 
 std::shared_ptr<const Scenario> load_scenario_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ScenarioError({path.string() + ": cannot read the file"});
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_scenario_text(text.str(), path.string());
+  return load_scenario_text(read_scenario_file(path), path.string());
+}
+
+std::string read_scenario_file(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  auto fail = [&name](const std::string& what) { return ScenarioError({name + ": " + what}); };
+  auto system_error = [](int error) { return std::generic_category().message(error); };
+  // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; fstat then refuses it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw fail("cannot read the file: " + system_error(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) throw fail("cannot read the file: " + system_error(errno));
+  if (!S_ISREG(info.st_mode))
+    throw fail("not a regular file (" + file_kind(info.st_mode) + "): a scenario is read from a regular file only");
+  const std::string maximum = "the maximum is " + std::to_string(max_scenario_bytes) + " bytes (1 MiB)";
+  if (static_cast<std::uint64_t>(info.st_size) > max_scenario_bytes)
+    throw fail("the file is " + std::to_string(info.st_size) + " bytes; " + maximum);
+  std::string text;
+  std::array<char, 64 * 1024> chunk{};
+  for (;;) {
+    ssize_t n = ::read(fd, chunk.data(), chunk.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw fail("cannot read the file: " + system_error(errno));
+    if (n == 0) break;
+    text.append(chunk.data(), static_cast<std::size_t>(n));
+    if (text.size() > max_scenario_bytes) throw fail("the file grew while being read; " + maximum);
+  }
+  return text;
 }
 
 }  // namespace faultline::faults

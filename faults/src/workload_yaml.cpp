@@ -43,7 +43,10 @@ PhaseStart parse_start(MapReader& reader) {
   if (!text) return {};
   if (*text == "settled") return {PhaseStart::Kind::settled, Duration{0}};
   if (auto offset = parse_duration(*text)) return {PhaseStart::Kind::offset, *offset};
-  reader.error_at("start", "expected a duration (e.g. 30s) or \"settled\", got \"" + *text + "\"");
+  std::string problem = duration_problem(*text);
+  // A well-formed duration that is too long gets the limit's own message.
+  if (!problem.starts_with("invalid")) reader.error_at("start", problem);
+  else reader.error_at("start", "expected a duration (e.g. 30s) or \"settled\", got \"" + *text + "\"");
   return {};
 }
 

@@ -8,11 +8,23 @@
 namespace faultline::faults::detail {
 
 void Errors::add(const YAML::Mark& mark, std::string_view path, std::string_view what) {
+  if (full()) {
+    ++more_;
+    return;
+  }
   std::string where = source_;
   if (!mark.is_null()) where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
   std::string entry = where + ": ";
   if (!path.empty()) entry += std::string(path) + ": ";
   list_.push_back(entry + std::string(what));
+}
+
+std::vector<std::string> Errors::report() const {
+  std::vector<std::string> out = list_;
+  if (more_ > 0)
+    out.push_back(source_ + ": ... and " + std::to_string(more_) + " more error" + (more_ == 1 ? "" : "s") +
+                  " (only the first " + std::to_string(max_reported_errors) + " are listed)");
+  return out;
 }
 
 std::string describe(const YAML::Node& node) {
@@ -112,7 +124,7 @@ std::optional<Duration> MapReader::duration(std::string_view key, bool required)
   auto text = string(key, required);
   if (!text) return std::nullopt;
   auto value = parse_duration(*text);
-  if (!value) error_at(key, "invalid duration \"" + *text + "\" (write a number and a unit: 250ms, 10s, 2m, 1h)");
+  if (!value) error_at(key, duration_problem(*text));
   return value;
 }
 
@@ -204,7 +216,8 @@ void MapReader::finish() {
     if (!seen.insert(key).second) {
       errors_.add(entry.first.Mark(), path_of(key), "duplicate key");
     } else if (!std::binary_search(known.begin(), known.end(), key)) {
-      errors_.add(entry.first.Mark(), path_of(key), unknown_key_message(key, known));
+      // Once the report is full the message is not kept: skip the typo search.
+      errors_.add(entry.first.Mark(), path_of(key), errors_.full() ? "" : unknown_key_message(key, known));
     }
   }
 }

@@ -12,19 +12,26 @@
 #include <vector>
 
 #include "faultline/faults/duration.hpp"
+#include "faultline/faults/scenario.hpp"
 
 namespace faultline::faults::detail {
 
+// Keeps the first max_reported_errors errors and counts the rest: a file of a million unknown keys
+// costs a bounded report, not a million lines.
 class Errors {
  public:
   explicit Errors(std::string source) : source_(std::move(source)) {}
   void add(const YAML::Mark& mark, std::string_view path, std::string_view what);
-  const std::vector<std::string>& list() const { return list_; }
+  bool empty() const { return list_.empty(); }
+  bool full() const { return list_.size() >= max_reported_errors; }  // further errors are only counted
+  // The kept errors, then "<source>: ... and N more errors" when some were only counted.
+  std::vector<std::string> report() const;
   const std::string& source() const { return source_; }
 
  private:
   std::string source_;
   std::vector<std::string> list_;
+  std::size_t more_ = 0;
 };
 
 // "a mapping", "a list", "\"text\"", "nothing": how a node is named in errors.

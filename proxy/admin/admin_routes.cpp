@@ -1,7 +1,6 @@
 #include "admin_routes.hpp"
 
 #include "bearer_token.hpp"
-#include "yaml_json.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -10,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "faultline/admin/metrics.hpp"
+#include "faultline/faults/yaml_json.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -99,7 +99,7 @@ AdminResponse get_scenario(const Call& c) {
   std::optional<ScenarioDocument> doc = c.backend.scenario(preferred);
   if (!doc) return error_response(http::status::not_found, "no scenario is loaded", c.request.version());
   if (preferred == ScenarioFormat::json && doc->format == ScenarioFormat::yaml) {
-    doc->body = json::serialize(yaml_to_json(doc->body)) + "\n";
+    doc->body = faults::yaml_to_json(doc->body) + "\n";
     doc->format = ScenarioFormat::json;
   }
   return text_response(http::status::ok, std::move(doc->body),

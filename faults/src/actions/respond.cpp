@@ -55,7 +55,10 @@ std::optional<StatusDetails> details_for(const Respond& respond, const RequestIn
 
 }  // namespace
 
+bool has_body(int code) { return code != 204 && code != 304; }
+
 HttpResponse Respond::render(const RequestInfo& request) const {
+  if (!has_body(code)) return HttpResponse{code, {{"Cache-Control", "no-cache, private"}}, ""};
   Status status;
   status.code = code;
   status.reason = reason.empty() ? std::string(reason_for_code(code)) : reason;
@@ -73,13 +76,21 @@ namespace faultline::faults::detail {
 actions::Respond parse_respond(MapReader& reader) {
   actions::Respond respond;
   if (auto code = reader.count("code", 0, true)) {
-    if (*code < 100 || *code > 599)
-      reader.error_at("code", "must be an HTTP status code from 100 to 599, got " + std::to_string(*code));
+    if (*code >= 100 && *code < 200)
+      reader.error_at("code", "must be a final HTTP status code from 200 to 599, got " + std::to_string(*code) +
+                                  " (1xx codes are interim responses, never the answer)");
+    else if (*code < 200 || *code > 599)
+      reader.error_at("code", "must be an HTTP status code from 200 to 599, got " + std::to_string(*code));
     else
       respond.code = static_cast<int>(*code);
   }
   if (auto reason = reader.string("reason")) respond.reason = *reason;
   if (auto message = reader.string("message")) respond.message = *message;
+  if (!actions::has_body(respond.code))
+    for (std::string_view key : {"reason", "message"})
+      if (reader.has(key))
+        reader.error_at(key, "a " + std::to_string(respond.code) + " response has no body, so it has no " +
+                                 std::string(key));
   respond.retry_after = positive_duration(reader, "retryAfter");
   return respond;
 }

@@ -34,7 +34,7 @@ const BadFile bad_files[] = {
      {R"(7:12: faults[0].when.probabilty: unknown key, did you mean "probability"? (allowed: afterMatches, at, every, for, limit, of, probability))"}},
     {"wrong-api-version.yaml", {R"(1:13: apiVersion: must be "faultline/v1", got "faultline/v2")"}},
     {"probability-out-of-range.yaml", {"7:25: faults[0].when.probability: must be between 0 and 1, got 1.5"}},
-    {"code-out-of-range.yaml", {"7:35: faults[0].action.code: must be an HTTP status code from 100 to 599, got 600"}},
+    {"code-out-of-range.yaml", {"7:35: faults[0].action.code: must be an HTTP status code from 200 to 599, got 600"}},
     {"bad-duration.yaml",
      {R"(7:17: faults[0].when.for: invalid duration "10" (write a number and a unit: 250ms, 10s, 2m, 1h))"}},
     {"zero-node-count.yaml", {"6:18: workload.nodes.count: must be greater than 0, got 0"}},
@@ -69,6 +69,29 @@ const BadFile bad_files[] = {
       R"(11:48: faults[0].action.jitter: invalid duration "soon" (write a number and a unit: 250ms, 10s, 2m, 1h))",
       "13:11: checks.settle: must be greater than 0",
       "14:3: checks.colour: unknown key (allowed: expect, invariants, settle)"}},
+    {"anchor-and-alias.yaml",
+     {R"(6:25: anchors are not supported in scenario files ("&spaces"): write the value out in full)",
+      R"(9:25: aliases are not supported in scenario files ("*spaces"): write the value out in full)"}},
+    {"invalid-utf8.yaml", {"5:19: invalid UTF-8 (byte 0xE9): a scenario is UTF-8 text"}},
+    {"control-character.yaml",
+     {"3:23: control character 0x07 (a scenario is text: only tabs and line breaks are allowed)"}},
+    {"too-deep.yaml", {"6:105: mappings and lists nested more than 64 deep"}},
+    {"long-glob.yaml",
+     {"7:19: faults[0].match.names[1]: pattern of 1200 bytes is longer than the maximum of 1024 bytes",
+      "8:25: faults[0].match.headers.X-Test: pattern of 1025 bytes is longer than the maximum of 1024 bytes"}},
+    {"too-long-durations.yaml",
+     {R"(12:38: workload.phases[0].start: duration "9000h" is longer than the maximum of 8760h (365 days))",
+      R"(6:16: faults[0].when.at: duration "2562048h" is longer than the maximum of 8760h (365 days))",
+      R"(6:31: faults[0].when.for: duration "8761h" is longer than the maximum of 8760h (365 days))",
+      R"(7:52: faults[0].action.retryAfter: duration "596524h" is longer than the maximum of 8760h (365 days))",
+      R"(9:51: faults[1].action.jitter: duration "525601m" is longer than the maximum of 8760h (365 days))",
+      R"(13:18: checks.settle: duration "31536000001ms" is longer than the maximum of 8760h (365 days))"}},
+    {"respond-codes.yaml",
+     {"6:35: faults[0].action.code: must be a final HTTP status code from 200 to 599, got 103 "
+      "(1xx codes are interim responses, never the answer)",
+      "8:49: faults[1].action.message: a 204 response has no body, so it has no message",
+      "10:48: faults[2].action.reason: a 304 response has no body, so it has no reason",
+      "12:35: faults[3].action.code: must be an HTTP status code from 200 to 599, got 99"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Files, BadScenario, ::testing::ValuesIn(bad_files));
@@ -88,7 +111,7 @@ TEST(BadScenarioFiles, EmptyFile) {
 
 TEST(BadScenarioFiles, MissingFile) {
   std::string path = bad_path("no-such-file.yaml");
-  EXPECT_EQ(load_errors([&] { load_scenario_file(path); }), std::vector<std::string>{path + ": cannot read the file"});
+  EXPECT_EQ(load_errors([&] { load_scenario_file(path); }), std::vector<std::string>{path + ": cannot read the file: No such file or directory"});
 }
 
 TEST(BadScenarioFiles, ErrorMessageJoinsAllErrors) {

@@ -2,7 +2,9 @@
 // Which requests a rule looks at. A pure function of the request. Empty lists match everything;
 // within one key any entry may match, and every given key must match.
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "faultline/faults/request.hpp"
@@ -31,7 +33,11 @@ struct Match {
   bool empty() const;
 };
 
-// Shell-style glob: `*` any run of characters, `?` one character; everything else literal.
+// The longest glob a scenario may use (namespaces, names, userAgents, paths, header values).
+// Matching costs time in proportion to text length x (pattern length / 64), under the engine's lock.
+inline constexpr std::size_t max_glob_pattern_bytes = 1024;
+
+// Shell-style glob: `*` any run of characters, `?` one character (byte); everything else literal.
 bool glob_match(std::string_view pattern, std::string_view text);
 
 // One `resources` entry against a classified request.

@@ -3,6 +3,7 @@
 // `faults` and `seed`; the harness uses `workload` and `checks`. Immutable once loaded: a running
 // proxy swaps whole snapshots (std::shared_ptr<const Scenario>).
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -84,6 +85,13 @@ struct Scenario {
   Checks checks;
 };
 
+// Bounds on one scenario (a file, or the body of the admin API's PUT /v1/scenario). What is beyond
+// them is an error, so neither loading nor anything done with a loaded scenario can grow without bound.
+inline constexpr std::size_t max_scenario_bytes = 1024 * 1024;  // 1 MiB
+inline constexpr std::size_t max_scenario_depth = 64;            // mappings and lists inside each other
+inline constexpr std::size_t max_scenario_nodes = 100'000;       // values: scalars, mappings, lists
+inline constexpr std::size_t max_reported_errors = 50;           // then "... and N more errors"
+
 // All problems found in one file, each "file:line:column: key.path: what is wrong".
 class ScenarioError : public std::runtime_error {
  public:
@@ -94,8 +102,15 @@ class ScenarioError : public std::runtime_error {
   std::vector<std::string> errors_;
 };
 
-// Throw ScenarioError (never a yaml-cpp exception) for anything invalid.
+// Throw ScenarioError (never a yaml-cpp exception) for anything invalid. Scenario text is UTF-8
+// YAML without anchors and aliases (an alias would let a few bytes expand into gigabytes), at most
+// max_scenario_bytes long.
 std::shared_ptr<const Scenario> load_scenario_file(const std::filesystem::path& path);
 std::shared_ptr<const Scenario> load_scenario_text(std::string_view text, std::string_view source_name);
+
+// The text of a scenario file. Only a regular file is read (a FIFO, a device or a directory is an
+// error, and opening a FIFO does not wait for a writer), and only up to max_scenario_bytes.
+// Throws ScenarioError.
+std::string read_scenario_file(const std::filesystem::path& path);
 
 }  // namespace faultline::faults

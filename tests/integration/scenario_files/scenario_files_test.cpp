@@ -1,0 +1,356 @@
+// Scenario input against the real binaries. `faultline-harness validate` and faultline-proxy
+// (--scenario at start-up, and the admin API through curl) get the inputs that used to crash them,
+// block them or make them take gigabytes, and must answer each with a located error.
+//
+// Every child runs with a capped address space (not under AddressSanitizer, which reserves
+// terabytes): an input that expands without bound then fails the test quickly with bad_alloc
+// instead of exhausting the machine. A guard kills a child that never returns (a FIFO open that
+// waits for a writer); the guard is a failure, not a timing measurement.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/json/parse.hpp>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "proxy_process.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using faultline::testing::ProxyProcess;
+using faultline::testing::TempDir;
+using namespace std::chrono_literals;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+// Far more than either program needs for any accepted scenario; far less than an alias bomb's
+// expansion.
+constexpr rlim_t kAddressSpace = rlim_t{2} << 30;
+
+fs::path harness_binary() {
+  if (const char* env = std::getenv("FAULTLINE_HARNESS_BIN"); env && *env) return env;
+  return fs::path(FAULTLINE_BINARY_DIR) / "harness" / "faultline-harness";
+}
+
+std::string bad_file(const char* name) { return std::string(FAULTLINE_TEST_DATA_DIR) + "/scenarios/bad/" + name; }
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Lowers this process's soft address-space limit while alive, so children started meanwhile
+// (ProxyProcess) inherit it.
+class AddressSpaceLimit {
+ public:
+  AddressSpaceLimit() {
+    if (kAddressSanitizer) return;
+    ::getrlimit(RLIMIT_AS, &saved_);
+    rlimit lower = saved_;
+    lower.rlim_cur = std::min<rlim_t>(kAddressSpace, saved_.rlim_max);
+    active_ = ::setrlimit(RLIMIT_AS, &lower) == 0;
+  }
+  ~AddressSpaceLimit() {
+    if (active_) ::setrlimit(RLIMIT_AS, &saved_);
+  }
+  AddressSpaceLimit(const AddressSpaceLimit&) = delete;
+  AddressSpaceLimit& operator=(const AddressSpaceLimit&) = delete;
+
+ private:
+  rlimit saved_{};
+  bool active_ = false;
+};
+
+struct Finished {
+  int exit_code = -1;   // -1 when ended by a signal
+  int signal = 0;
+  bool guard_fired = false;
+  std::string output;  // stdout and stderr
+};
+
+std::ostream& operator<<(std::ostream& out, const Finished& f) {
+  return out << "exit " << f.exit_code << ", signal " << f.signal << (f.guard_fired ? ", killed by the guard" : "")
+             << ", output:\n"
+             << f.output.substr(0, 4000);
+}
+
+// Runs `argv` with stdin from /dev/null, stdout and stderr to `output`, the address space capped.
+Finished run(const std::vector<std::string>& argv, const fs::path& output, std::chrono::seconds guard = 120s) {
+  std::vector<char*> args;
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!kAddressSanitizer) {
+      rlimit limit{kAddressSpace, kAddressSpace};
+      ::setrlimit(RLIMIT_AS, &limit);
+    }
+    int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int in = ::open("/dev/null", O_RDONLY);
+    if (out < 0 || in < 0) ::_exit(126);
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  Finished finished;
+  if (pid < 0) return finished;
+  const auto deadline = std::chrono::steady_clock::now() + guard;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      finished.guard_fired = true;
+      break;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  if (WIFEXITED(status)) finished.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) finished.signal = WTERMSIG(status);
+  finished.output = read_text(output);
+  return finished;
+}
+
+// ---- faultline-harness validate -----------------------------------------------------------------
+
+class HarnessValidate : public ::testing::Test {
+ protected:
+  Finished validate(const std::string& file, std::chrono::seconds guard = 120s) {
+    return run({harness_binary().string(), "validate", file}, dir_.path() / "validate.out", guard);
+  }
+  TempDir dir_{"faultline-validate"};
+};
+
+TEST_F(HarnessValidate, AliasBombIsRefusedAtItsAnchorsAndAliases) {
+  const std::string file = bad_file("alias-bomb.yaml");
+  Finished f = validate(file);
+  EXPECT_EQ(f.exit_code, 2) << f;
+  auto lines = lines_of(f.output);
+  ASSERT_EQ(lines.size(), 51u) << f;
+  EXPECT_EQ(lines[0], file + R"(:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)");
+  EXPECT_EQ(lines[50], file + ": ... and 31 more errors (only the first 50 are listed)");
+}
+
+TEST_F(HarnessValidate, ScalarAliasesInStringListsAreRefused) {
+  const std::string file = bad_file("alias-strings.yaml");
+  Finished f = validate(file);
+  EXPECT_EQ(f.exit_code, 2) << f;
+  EXPECT_NE(f.output.find(file + R"(:8:15: aliases are not supported in scenario files ("*ua"))"), std::string::npos) << f;
+}
+
+TEST_F(HarnessValidate, DevZeroIsNotARegularFile) {
+  Finished f = validate("/dev/zero");
+  EXPECT_EQ(f.exit_code, 2) << f;
+  EXPECT_EQ(f.output, "/dev/zero: not a regular file (a character device): a scenario is read from a regular file only\n");
+}
+
+TEST_F(HarnessValidate, AFifoWithoutAWriterIsRefusedAtOnce) {
+  const fs::path fifo = dir_.path() / "scenario.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  Finished f = validate(fifo.string(), 30s);
+  EXPECT_FALSE(f.guard_fired) << "validate waited for a writer";
+  EXPECT_EQ(f.exit_code, 2) << f;
+  EXPECT_EQ(f.output, fifo.string() + ": not a regular file (a FIFO): a scenario is read from a regular file only\n");
+}
+
+TEST_F(HarnessValidate, AFiftyMegabyteFileIsRefusedUnread) {
+  const fs::path file = dir_.path() / "big.yaml";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: big}\n";
+    for (int i = 0; out.tellp() < 50'000'000; ++i) out << "unknown" << i << ": 1\n";
+  }
+  Finished f = validate(file.string());
+  EXPECT_EQ(f.exit_code, 2) << f;
+  EXPECT_EQ(f.output, file.string() + ": the file is " + std::to_string(fs::file_size(file)) +
+                          " bytes; the maximum is 1048576 bytes (1 MiB)\n");
+}
+
+TEST_F(HarnessValidate, AtMostFiftyErrorsAreListed) {
+  const fs::path file = dir_.path() / "many.yaml";
+  std::string text = "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: many}\n";
+  // 40,000 keys: 80,000 values, within the limit of 100,000, so each key is an error of its own.
+  const int keys = 40'000;
+  for (int i = 0; i < keys; ++i) text += "unknown" + std::to_string(i) + ": 1\n";
+  write_text(file, text);
+  Finished f = validate(file.string());
+  EXPECT_EQ(f.exit_code, 2) << f;
+  auto lines = lines_of(f.output);
+  ASSERT_EQ(lines.size(), 51u) << f;
+  EXPECT_EQ(lines[50], file.string() + ": ... and " + std::to_string(keys - 50) +
+                           " more errors (only the first 50 are listed)");
+}
+
+TEST_F(HarnessValidate, InvalidUtf8IsRefusedWithItsPosition) {
+  const std::string file = bad_file("invalid-utf8.yaml");
+  Finished f = validate(file);
+  EXPECT_EQ(f.exit_code, 2) << f;
+  EXPECT_EQ(f.output, file + ":5:19: invalid UTF-8 (byte 0xE9): a scenario is UTF-8 text\n");
+}
+
+TEST_F(HarnessValidate, DurationsBeyondAYearAreRefused) {
+  const std::string file = bad_file("too-long-durations.yaml");
+  Finished f = validate(file);
+  EXPECT_EQ(f.exit_code, 2) << f;
+  EXPECT_NE(f.output.find(file + R"(:6:16: faults[0].when.at: duration "2562048h" is longer than the maximum of 8760h (365 days))"),
+            std::string::npos)
+      << f;
+}
+
+// ---- faultline-proxy ----------------------------------------------------------------------------
+
+// The admin API needs no upstream traffic: the upstream is an address nobody is asked.
+const std::vector<std::string> kUpstream = {"--upstream", "https://127.0.0.1:9", "--upstream-insecure"};
+
+TEST(ProxyStart, AliasBombScenarioIsRefusedAtStartUp) {
+  TempDir dir("faultline-proxy-start");
+  const std::string file = bad_file("alias-bomb.yaml");
+  std::vector<std::string> argv = {faultline::testing::proxy_binary().string(), "--listen", "127.0.0.1:0",
+                                   "--admin", "127.0.0.1:0", "--scenario", file};
+  argv.insert(argv.end(), kUpstream.begin(), kUpstream.end());
+  Finished f = run(argv, dir.path() / "proxy.out");
+  EXPECT_EQ(f.exit_code, 1) << f;
+  EXPECT_NE(f.output.find(file + R"(:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)"),
+            std::string::npos)
+      << f;
+  EXPECT_NE(f.output.find("faultline-proxy: invalid scenario " + file), std::string::npos) << f;
+}
+
+struct Answer {
+  int status = 0;  // 0: no HTTP answer (the proxy died)
+  std::string body;
+};
+
+class AdminApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AddressSpaceLimit limit;
+    proxy_ = std::make_unique<ProxyProcess>(dir_.path(), "proxy", kUpstream);
+  }
+
+  // curl, the body (if any) from a file.
+  Answer request(const std::string& method, const std::string& target, const std::optional<std::string>& body = {},
+                 const std::string& content_type = "application/yaml") {
+    const fs::path body_in = dir_.path() / "request.body", body_out = dir_.path() / "response.body";
+    fs::remove(body_out);
+    std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-o", body_out.string(), "-w", "%{http_code}",
+                                     "-X", method, "--max-time", "60"};
+    if (body) {
+      write_text(body_in, *body);
+      argv.insert(argv.end(), {"-H", "Content-Type: " + content_type, "--data-binary", "@" + body_in.string()});
+    }
+    argv.push_back("http://" + proxy_->admin() + target);
+    Finished f = run(argv, dir_.path() / "curl.out");
+    Answer answer;
+    answer.status = std::atoi(f.output.c_str());
+    answer.body = read_text(body_out);
+    return answer;
+  }
+
+  // The error lines of a 400 from PUT /v1/scenario.
+  static std::vector<std::string> errors_of(const Answer& answer) {
+    std::vector<std::string> out;
+    json::value v = json::parse(answer.body);
+    for (const auto& e : v.at("errors").as_array()) out.emplace_back(e.as_string());
+    return out;
+  }
+
+  TempDir dir_{"faultline-admin-scenario"};
+  std::unique_ptr<ProxyProcess> proxy_;
+};
+
+const std::string kHeader = "apiVersion: faultline/v1\nkind: Scenario\n";
+
+TEST_F(AdminApi, AFiftyThousandDigitDescriptionComesBackAsValidJson) {
+  const std::string digits(50'000, '9');
+  Answer put = request("PUT", "/v1/scenario", kHeader + "metadata:\n  name: digits\n  description: " + digits + "\n");
+  ASSERT_EQ(put.status, 200) << put.body;
+  Answer get = request("GET", "/v1/scenario?format=json");
+  ASSERT_EQ(get.status, 200) << "the proxy died: " << proxy_->log().substr(0, 2000);
+  json::value scenario = json::parse(get.body);
+  EXPECT_EQ(scenario.at("metadata").at("description"), json::value(digits));
+  EXPECT_EQ(scenario.at("metadata").at("name"), json::value("digits"));
+}
+
+TEST_F(AdminApi, AliasBombIsRefusedAndMemoryStaysBounded) {
+  Answer put = request("PUT", "/v1/scenario", read_text(bad_file("alias-bomb.yaml")));
+  ASSERT_EQ(put.status, 400) << put.body << proxy_->log().substr(0, 2000);
+  auto errors = errors_of(put);
+  ASSERT_EQ(errors.size(), 51u);
+  EXPECT_EQ(errors[0],
+            R"(PUT /v1/scenario:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)");
+  Answer strings = request("PUT", "/v1/scenario", read_text(bad_file("alias-strings.yaml")));
+  EXPECT_EQ(strings.status, 400) << strings.body;
+  EXPECT_EQ(request("GET", "/v1/scenario").status, 404);  // nothing was loaded
+  // The expansion would need gigabytes; the refusal needs next to nothing.
+  EXPECT_LT(proxy_->peak_rss_kib(), 256u * 1024);
+}
+
+TEST_F(AdminApi, ABodyOverOneMebibyteIsRefused) {
+  const std::string body = kHeader + "metadata: {name: big}\n# " + std::string(1 << 20, 'x') + "\n";
+  Answer put = request("PUT", "/v1/scenario", body);
+  ASSERT_EQ(put.status, 400) << put.body.substr(0, 2000);
+  EXPECT_EQ(errors_of(put), std::vector<std::string>{"PUT /v1/scenario: the scenario is " + std::to_string(body.size()) +
+                                                     " bytes; the maximum is 1048576 bytes (1 MiB)"});
+}
+
+TEST_F(AdminApi, InvalidUtf8IsRefusedSoTheJsonViewStaysValid) {
+  Answer put = request("PUT", "/v1/scenario", read_text(bad_file("invalid-utf8.yaml")));
+  ASSERT_EQ(put.status, 400) << put.body;
+  EXPECT_EQ(errors_of(put),
+            std::vector<std::string>{"PUT /v1/scenario:5:19: invalid UTF-8 (byte 0xE9): a scenario is UTF-8 text"});
+}
+
+TEST_F(AdminApi, DurationsBeyondAYearAreRefused) {
+  Answer put = request("PUT", "/v1/scenario", read_text(bad_file("too-long-durations.yaml")));
+  ASSERT_EQ(put.status, 400) << put.body;
+  auto errors = errors_of(put);
+  EXPECT_NE(std::find(errors.begin(), errors.end(),
+                      R"(PUT /v1/scenario:6:16: faults[0].when.at: duration "2562048h" is longer than the maximum of 8760h (365 days))"),
+            errors.end())
+      << put.body;
+  EXPECT_EQ(request("POST", "/v1/outage?duration=2562048h").status, 400);
+  EXPECT_EQ(request("POST", "/v1/outage", R"({"duration":"2562048h"})", "application/json").status, 400);
+}
+
+}  // namespace
