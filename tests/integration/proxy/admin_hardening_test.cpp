@@ -3,7 +3,8 @@
 //   - an --admin-token-file that yields no token is a start-up error, never "no authentication";
 //   - an admin API beyond loopback without a token is logged as a warning;
 //   - every audit line, admin API JSON body and metrics text is valid UTF-8 whatever bytes a
-//     client sent: ill-formed sequences become U+FFFD.
+//     client sent: ill-formed sequences become U+FFFD;
+//   - resources a client invents cannot grow the request metrics without bound.
 
 #include <gtest/gtest.h>
 
@@ -283,6 +284,31 @@ TEST_F(ProxyHardening, AuditLinesAreValidJsonWhateverBytesTheClientSent) {
     EXPECT_EQ(records[1].resource, "configmaps");
     EXPECT_EQ(records[2].resource, std::string(kReplacement) + "pods" + std::string(kReplacement));
   }
+}
+
+TEST_F(ProxyHardening, ClientInventedResourcesDoNotGrowTheMetricsWithoutBound) {
+  // Every path segment after /api/v1/ is a "resource" to the classifier; a client can invent them
+  // forever. Past the proxy's bound (256 distinct resources) they share one series.
+  auto proxy = start({});
+  constexpr int kInvented = 400;
+  {
+    TlsClient client(proxy->port(), ca.cert_pem, 120s);
+    for (int i = 0; i < kInvented; ++i) {
+      http::request<http::empty_body> req{http::verb::get, "/api/v1/invented" + std::to_string(i), 11};
+      req.set(http::field::host, "127.0.0.1");
+      http::write(client.stream, req);
+      http::response<http::string_body> res;
+      http::read(client.stream, client.buffer, res);
+      ASSERT_EQ(res.result_int(), 503);
+    }
+  }
+  const std::string metrics = admin_get(proxy->admin_port(), "/metrics").body;
+  std::size_t series = 0;
+  for (const auto& line : lines_of(metrics)) series += line.rfind("faultline_requests_total{", 0) == 0;
+  EXPECT_LE(series, 257u) << metrics;
+  EXPECT_NE(metrics.find("faultline_requests_total{verb=\"list\",resource=\"_other\",code=\"503\"} 144"),
+            std::string::npos)
+      << metrics;
 }
 
 }  // namespace
