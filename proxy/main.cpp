@@ -15,6 +15,7 @@
 #include "app/open_files.hpp"
 #include "faultline/admin/admin_server.hpp"
 #include "faultline/admin/audit_flusher.hpp"
+#include "faultline/admin/token_file.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/endpoint.hpp"
@@ -58,7 +59,7 @@ void define_flags(CLI::App& app, Flags& f) {
   app.add_option("--admin", f.admin, "HOST:PORT of the admin HTTP API (plain HTTP; keep it on loopback)")
       ->capture_default_str();
   app.add_option("--admin-token-file", f.admin_token_file,
-                 "file holding a bearer token the admin API requires (except /healthz)")
+                 "file holding a bearer token the admin API requires (except /healthz); an empty file is an error")
       ->check(CLI::ExistingFile);
   app.add_option("--upstream", f.upstream,
                  "https://HOST:PORT of kube-apiserver (default: the server of --upstream-kubeconfig)");
@@ -185,6 +186,8 @@ void raise_open_files() {
 }
 
 int run(const Flags& f) {
+  // Before anything listens: a token file that yields no token must not leave the admin API open.
+  const std::string admin_token = f.admin_token_file.empty() ? std::string() : admin::read_token_file(f.admin_token_file);
   raise_open_files();
   faults::SteadyClock clock;
   faults::Engine engine;
@@ -224,11 +227,7 @@ int run(const Flags& f) {
   auto admin_ep = net::parse_host_port(f.admin);
   admin_options.address = admin_ep.host;
   admin_options.port = admin_ep.port;
-  if (!f.admin_token_file.empty()) {
-    admin_options.token = net::read_file(f.admin_token_file);
-    while (!admin_options.token.empty() && std::isspace(static_cast<unsigned char>(admin_options.token.back())))
-      admin_options.token.pop_back();
-  }
+  admin_options.token = admin_token;
   admin::AdminServer admin_server(ioc, admin_options, bridge);
   admin_server.start();
 

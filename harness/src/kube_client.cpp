@@ -11,6 +11,8 @@
 #include <limits>
 #include <thread>
 
+#include <poll.h>
+
 #include "faultline/net/endpoint.hpp"
 #include "faultline/net/tls.hpp"
 
@@ -20,6 +22,18 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
 using error_code = boost::system::error_code;
+
+namespace {
+
+// A failed exchange. `noResponse`: the connection failed before one byte of an answer arrived; on
+// a reused keep-alive connection that is what a server closing it while idle looks like.
+struct ExchangeError : boost::system::system_error {
+    ExchangeError(error_code ec, const char* what, bool noResponseBytes)
+        : boost::system::system_error(ec, what), noResponse(noResponseBytes) {}
+    bool noResponse;
+};
+
+}  // namespace
 
 // One TLS connection, driven by its own io_context on the calling thread. Asynchronous operations
 // with tcp_stream deadlines give timeouts, and a stop flag can cancel a long watch read.
@@ -39,11 +53,17 @@ public:
     }
 
     HttpResult exchange(const http::request<http::string_body>& req, bool& keepAlive) {
-        write(req);
+        beast::get_lowest_layer(stream_).expires_after(timeout_);
+        if (auto ec = run([&](auto done) { http::async_write(stream_, req, done); })) {
+            throw ExchangeError(ec, "write request", true);
+        }
         http::response_parser<http::string_body> parser;
         parser.body_limit(std::numeric_limits<std::uint64_t>::max());
         beast::get_lowest_layer(stream_).expires_after(timeout_);
-        throw_if(run([&](auto done) { http::async_read(stream_, buffer_, parser, done); }), "read response");
+        if (auto ec = run([&](auto done) { http::async_read(stream_, buffer_, parser, done); })) {
+            // A timeout is a server that did not answer, not one that closed the connection.
+            throw ExchangeError(ec, "read response", !parser.got_some() && ec != beast::error::timeout);
+        }
         const auto& res = parser.get();
         keepAlive = res.keep_alive();
         HttpResult out;
@@ -93,6 +113,14 @@ public:
         return status;
     }
 
+    // An idle keep-alive connection has nothing to read: anything readable (the server's TLS
+    // close_notify, its FIN or a reset) means the server has closed it.
+    bool closedByPeer() {
+        if (buffer_.size() > 0) return true;
+        pollfd p{beast::get_lowest_layer(stream_).socket().native_handle(), POLLIN, 0};
+        return ::poll(&p, 1, 0) != 0;  // readable, hung up, error, or poll itself failed
+    }
+
 private:
     void write(const http::request<http::string_body>& req) {
         beast::get_lowest_layer(stream_).expires_after(timeout_);
@@ -135,6 +163,11 @@ struct KubeClient::Impl {
 };
 
 namespace {
+
+// RFC 9110 section 9.2.2: repeating these has the same effect as sending them once.
+bool idempotent(const std::string& method) {
+    return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE" || method == "OPTIONS";
+}
 
 bool transient_status(int status) {
     return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
@@ -209,20 +242,38 @@ KubeClient::KubeClient(KubeClientOptions options)
 
 KubeClient::~KubeClient() = default;
 
-std::unique_ptr<KubeClient::Connection> KubeClient::acquire() {
+std::unique_ptr<KubeClient::Connection> KubeClient::acquire(bool* reused) {
+    if (reused != nullptr) *reused = false;
+    std::unique_ptr<Connection> pooled;
     {
         std::lock_guard lock(mutex_);
         if (!idle_.empty()) {
-            auto c = std::move(idle_.back());
+            pooled = std::move(idle_.back());
             idle_.pop_back();
-            return c;
         }
+    }
+    if (pooled) {
+        if (!pooled->closedByPeer()) {
+            if (reused != nullptr) *reused = true;
+            return pooled;
+        }
+        // The server closed the most recently used idle connection (its idle timeout): the others
+        // have been idle at least as long.
+        discard_idle();
     }
     const auto& c = options_.cluster;
     std::string verify_name = c.tls_server_name.empty() ? impl_->url.endpoint.host : c.tls_server_name;
     return std::make_unique<Connection>(impl_->tls, impl_->url.endpoint, verify_name, !c.insecure_skip_verify,
                                         options_.requestTimeout);
 }
+
+void KubeClient::discard_idle() {
+    std::vector<std::unique_ptr<Connection>> stale;
+    {
+        std::lock_guard lock(mutex_);
+        stale.swap(idle_);
+    }
+}  // closed here, outside the lock
 
 void KubeClient::release(std::unique_ptr<Connection> c) {
     std::lock_guard lock(mutex_);
@@ -266,16 +317,11 @@ http::request<http::string_body> make_request(const std::string& method, const s
 HttpResult KubeClient::request(const std::string& method, const std::string& target, const std::string& body,
                                const std::string& contentType) {
     auto req = make_request(method, target, body, contentType, options_, impl_->url);
-    bool stale_retry_used = false;
+    int stale_connections = 0;
     for (int attempt = 1;; ++attempt) {
         bool reused = false;
         try {
-            std::unique_ptr<Connection> conn;
-            {
-                std::lock_guard lock(mutex_);
-                reused = !idle_.empty();
-            }
-            conn = acquire();
+            std::unique_ptr<Connection> conn = acquire(&reused);
             bool keep_alive = false;
             HttpResult res = conn->exchange(req, keep_alive);
             if (keep_alive) release(std::move(conn));
@@ -287,11 +333,17 @@ HttpResult KubeClient::request(const std::string& method, const std::string& tar
             }
             sleep_unless_stopped(wait, nullptr);
         } catch (const boost::system::system_error& e) {
-            // A keep-alive connection the server closed while idle is not a failure of the API.
-            if (reused && !stale_retry_used) {
-                stale_retry_used = true;
-                --attempt;
-                continue;
+            const auto* exchange = dynamic_cast<const ExchangeError*>(&e);
+            if (reused && exchange != nullptr && exchange->noResponse) {
+                // The server closed this keep-alive connection while it was idle, just before or
+                // as the request arrived. Its idle siblings are as old: drop them all. That is not
+                // a failure of the API, so a request that may safely be repeated goes out again
+                // at once on a new connection (the pool is empty now) without counting an attempt.
+                discard_idle();
+                if (idempotent(method) && ++stale_connections <= options_.retry.maxAttempts) {
+                    --attempt;
+                    continue;
+                }
             }
             if (attempt >= options_.retry.maxAttempts) {
                 throw TransportError(method + " " + target + ": " + e.what() + " (after " + std::to_string(attempt) +

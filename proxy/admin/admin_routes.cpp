@@ -1,6 +1,7 @@
 #include "admin_routes.hpp"
 
 #include "bearer_token.hpp"
+#include "utf8.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -63,7 +64,8 @@ AdminResponse text_response(http::status status, std::string body, std::string_v
 }
 
 AdminResponse json_response(http::status status, const json::value& body, unsigned version) {
-  std::string text = json::serialize(body);
+  // Error messages echo request bytes (paths, query values), which need not be UTF-8.
+  std::string text = to_valid_utf8(json::serialize(body));
   text.push_back('\n');
   return text_response(status, std::move(text), kJson, version);
 }
@@ -99,7 +101,7 @@ AdminResponse get_scenario(const Call& c) {
   std::optional<ScenarioDocument> doc = c.backend.scenario(preferred);
   if (!doc) return error_response(http::status::not_found, "no scenario is loaded", c.request.version());
   if (preferred == ScenarioFormat::json && doc->format == ScenarioFormat::yaml) {
-    doc->body = faults::yaml_to_json(doc->body) + "\n";
+    doc->body = to_valid_utf8(faults::yaml_to_json(doc->body)) + "\n";
     doc->format = ScenarioFormat::json;
   }
   return text_response(http::status::ok, std::move(doc->body),

@@ -51,6 +51,15 @@ bool is_malformed_request(const beast::error_code& ec) {
          ec != http::error::partial_message;
 }
 
+// Only this host can reach a loopback address (127.0.0.0/8, ::1, or 127.x mapped into IPv6); the
+// unspecified address (0.0.0.0, ::) listens on every interface.
+bool is_loopback(const asio::ip::address& address) {
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).is_loopback();
+  }
+  return address.is_loopback();
+}
+
 class Session;
 
 }  // namespace
@@ -273,6 +282,12 @@ void AdminServer::start() {
   const auto& bound = impl_->endpoint;
   const std::string host = bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
   spdlog::info("admin API listening on http://{}:{}{}", host, bound.port(), impl_->options.token.empty() ? "" : " (bearer token required)");
+  if (impl_->options.token.empty() && !is_loopback(bound.address())) {
+    // Whoever reaches this address can load scenarios, start outages and read the audit log.
+    spdlog::warn("admin API listens on {} (not loopback) WITHOUT authentication: anyone who can reach it can "
+                 "change the faults the proxy injects; give a token (--admin-token-file) or listen on 127.0.0.1",
+                 host);
+  }
   asio::dispatch(acceptor.get_executor(), [impl = impl_] { impl->accept(); });
 }
 

@@ -1,5 +1,7 @@
 #include "faultline/admin/audit_record.hpp"
 
+#include "utf8.hpp"
+
 #include <boost/json/serialize.hpp>
 #include <boost/url/ignore_case.hpp>
 #include <boost/url/parse.hpp>
@@ -18,8 +20,12 @@ namespace {
 // Query parameters whose value is a credential (client-go, kubectl proxy, websocket clients).
 constexpr std::array<std::string_view, 2> kSecretParams = {"token", "access_token"};
 
+// Clients choose most of these bytes (User-Agent, path, names decoded from the path); a JSON line
+// must be UTF-8 whatever they sent.
+json::string text(std::string_view s) { return json::string(to_valid_utf8(s)); }
+
 json::value optional_string(const std::optional<std::string>& s) {
-  return s ? json::value(*s) : json::value(nullptr);
+  return s ? json::value(text(*s)) : json::value(nullptr);
 }
 
 const json::value& field(const json::object& o, std::string_view key) {
@@ -67,15 +73,15 @@ json::object to_json(const AuditRecord& r) {
   o["seq"] = r.seq;
   o["ts"] = format_rfc3339_micros(r.ts);
   o["conn"] = r.conn;
-  o["client"] = r.client;
-  o["userAgent"] = r.userAgent;
-  o["method"] = r.method;
-  o["path"] = r.path;
-  o["verb"] = r.verb;
-  o["resource"] = r.resource;
-  o["subresource"] = r.subresource;
-  o["namespace"] = r.namespace_;
-  o["name"] = r.name;
+  o["client"] = text(r.client);
+  o["userAgent"] = text(r.userAgent);
+  o["method"] = text(r.method);
+  o["path"] = text(r.path);
+  o["verb"] = text(r.verb);
+  o["resource"] = text(r.resource);
+  o["subresource"] = text(r.subresource);
+  o["namespace"] = text(r.namespace_);
+  o["name"] = text(r.name);
   o["watch"] = r.watch;
   o["rule"] = optional_string(r.rule);
   o["action"] = optional_string(r.action);

@@ -1,5 +1,7 @@
 #include "faultline/admin/metrics.hpp"
 
+#include "utf8.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -42,7 +44,9 @@ void check_bounds(const std::vector<double>& bounds) {
 
 // ---- text helpers -------------------------------------------------------------------------------
 
-std::string escape_label_value(std::string_view v) {
+std::string escape_label_value(std::string_view raw) {
+  // The text format is UTF-8, and label values can come from clients (e.g. a resource name).
+  const std::string v = to_valid_utf8(raw);
   std::string out;
   out.reserve(v.size());
   for (char c : v) {

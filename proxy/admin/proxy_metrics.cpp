@@ -38,8 +38,19 @@ ProxyMetrics::ProxyMetrics()
                             .get()) {}
 
 void ProxyMetrics::request_done(std::string_view verb, std::string_view resource, int code) {
-  requests_.with({std::string(verb), std::string(resource), code > 0 ? std::to_string(code) : "none"})
-      .inc();
+  std::string_view label = resource;
+  if (resource.size() > kMaxResourceBytes) {
+    label = kOtherResource;
+  } else {
+    std::shared_lock known(resources_mutex_);
+    if (!resources_.contains(resource)) {
+      known.unlock();
+      std::unique_lock add(resources_mutex_);
+      if (resources_.size() < kMaxResources) resources_.emplace(resource);
+      else if (!resources_.contains(resource)) label = kOtherResource;
+    }
+  }
+  requests_.with({std::string(verb), std::string(label), code > 0 ? std::to_string(code) : "none"}).inc();
 }
 
 void ProxyMetrics::rule_matched(std::string_view rule) {

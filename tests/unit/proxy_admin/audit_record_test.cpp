@@ -83,6 +83,23 @@ TEST(AuditRecord, LineIsOneJsonObjectEndingInNewlineEvenWithNastyStrings) {
   EXPECT_EQ(audit_record_from_json(json::parse(line)).userAgent, r.userAgent);
 }
 
+TEST(AuditRecord, LineIsValidUtf8WhenTheClientSentOtherBytes) {
+  AuditRecord r = sample_record();
+  r.userAgent = "kubectl/\xff\xfe";               // raw header bytes
+  r.path = "/api/v1/namespaces/caf\xe9/pods";     // raw target bytes
+  r.namespace_ = "caf\xe9";
+  r.name = "\xc3\x28";                           // percent-decoded from the path
+  const std::string line = to_json_line(r);
+  boost::system::error_code ec;
+  const json::value parsed = json::parse(line, ec);  // Boost.JSON rejects ill-formed UTF-8
+  ASSERT_FALSE(ec) << ec.message() << ": " << line;
+  const AuditRecord back = audit_record_from_json(parsed);
+  EXPECT_EQ(back.userAgent, "kubectl/\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(back.path, "/api/v1/namespaces/caf\xEF\xBF\xBD/pods");
+  EXPECT_EQ(back.namespace_, "caf\xEF\xBF\xBD");
+  EXPECT_EQ(back.name, "\xEF\xBF\xBD(");
+}
+
 TEST(AuditRecord, RoundTripsThroughJson) {
   AuditRecord a = sample_record();
   EXPECT_EQ(audit_record_from_json(json::parse(to_json_line(a))), a);

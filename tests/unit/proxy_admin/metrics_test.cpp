@@ -182,5 +182,27 @@ TEST(ProxyMetrics, ExposesTheProxyMetricSet) {
   EXPECT_EQ(e.value("faultline_open_watches"), 1);
 }
 
+TEST(ProxyMetrics, ClientChosenResourcesCannotGrowTheSeriesWithoutBound) {
+  // Any path segment is a resource to the classifier, so a client can invent new ones forever.
+  ProxyMetrics m;
+  const std::size_t invented = ProxyMetrics::kMaxResources + 100;
+  for (std::size_t i = 0; i < invented; ++i) m.request_done("get", "r" + std::to_string(i), 404);
+  m.request_done("get", "r0", 404);  // one that has a series already keeps it
+  m.request_done("get", std::string(100000, 'x'), 404);
+  const auto e = parse_exposition(m.render());
+  std::size_t series = 0;
+  for (const auto& sample : e.samples) series += sample.name == "faultline_requests_total";
+  EXPECT_EQ(series, ProxyMetrics::kMaxResources + 1);
+  EXPECT_EQ(e.value("faultline_requests_total", L{{"verb", "get"}, {"resource", "r0"}, {"code", "404"}}), 2);
+  EXPECT_EQ(e.value("faultline_requests_total", L{{"verb", "get"}, {"resource", "_other"}, {"code", "404"}}), 101);
+}
+
+TEST(Metrics, LabelValuesAreValidUtf8) {
+  Registry r;
+  r.counter("c_total", "h", {"resource"}).with({"caf\xe9\xff"}).inc();
+  const std::string text = r.render();
+  EXPECT_NE(text.find("resource=\"caf\xEF\xBF\xBD\xEF\xBF\xBD\""), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace faultline::admin::metrics

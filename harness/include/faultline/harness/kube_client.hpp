@@ -100,8 +100,11 @@ public:
     class Connection;  // one keep-alive TLS connection (implementation detail)
 
 private:
-    std::unique_ptr<Connection> acquire();
+    // An idle pooled connection (*reused = true) or a new one. An idle connection the server has
+    // closed is dropped together with every other idle one.
+    std::unique_ptr<Connection> acquire(bool* reused = nullptr);
     void release(std::unique_ptr<Connection> c);
+    void discard_idle();
     void count_retry(const std::string& kind);
     std::chrono::milliseconds backoff(int attempt) const;
 

@@ -4,6 +4,9 @@
 #include "faultline/admin/metrics.hpp"
 
 #include <chrono>
+#include <functional>
+#include <set>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +25,12 @@ class ProxyMetrics {
 
   // faultline_requests_total{verb,resource,code}: every request answered or cut. `code` is the
   // status the client saw, or "none" when the connection was cut before a status was sent (0).
+  // Clients choose the resource (any path segment): only the first kMaxResources distinct ones
+  // of at most kMaxResourceBytes get a series of their own; the rest count as kOtherResource.
   void request_done(std::string_view verb, std::string_view resource, int code);
+  static constexpr std::size_t kMaxResources = 256;
+  static constexpr std::size_t kMaxResourceBytes = 128;
+  static constexpr std::string_view kOtherResource = "_other";
   // faultline_rule_matched_total{rule}: a rule's match clause selected the request.
   void rule_matched(std::string_view rule);
   // faultline_faults_fired_total{rule,action}: the engine decided to act and the action ran.
@@ -46,6 +54,8 @@ class ProxyMetrics {
   metrics::CounterFamily& faults_fired_;
   metrics::CounterFamily& rule_matched_;
   metrics::Histogram& upstream_latency_;
+  std::shared_mutex resources_mutex_;
+  std::set<std::string, std::less<>> resources_;  // those with a series of their own
 };
 
 }  // namespace faultline::admin

@@ -1,0 +1,28 @@
+#pragma once
+// The admin API's bearer token, read from a file (--admin-token-file). A token file that yields no
+// usable token is an error, never "no authentication": whoever gives a token file means to lock
+// the admin API.
+
+#include <cstddef>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+namespace faultline::admin {
+
+// Largest token file read (a Kubernetes service account JWT is about 1 KiB).
+inline constexpr std::size_t kMaxTokenFileBytes = 64 * 1024;
+
+class TokenFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The token in `path`, without leading and trailing whitespace (a trailing newline is common).
+// Throws TokenFileError, with a message that starts with the path, when the file is not a regular
+// file, cannot be read, is larger than kMaxTokenFileBytes, is empty or only whitespace, or when
+// the token has whitespace, control or non-ASCII bytes inside (it could never be sent in an
+// Authorization header).
+std::string read_token_file(const std::filesystem::path& path);
+
+}  // namespace faultline::admin

@@ -1,0 +1,315 @@
+// The real faultline-proxy binary, no local stack (the upstream is a port nobody listens on, so
+// every relayed request is answered 503 and audited):
+//   - an --admin-token-file that yields no token is a start-up error, never "no authentication";
+//   - an admin API beyond loopback without a token is logged as a warning;
+//   - every audit line, admin API JSON body and metrics text is valid UTF-8 whatever bytes a
+//     client sent: ill-formed sequences become U+FFFD;
+//   - resources a client invents cannot grow the request metrics without bound.
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json/parse.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "faultline/harness/yunikorn_rest.hpp"
+#include "relay_support.hpp"
+
+namespace faultline::relaytest {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+struct Answer {
+  int status = 0;
+  std::string body;
+};
+
+// One plain HTTP request to the admin API, with a bearer token when `token` is not empty.
+Answer admin_get(unsigned short port, const std::string& target, const std::string& token = {}) {
+  asio::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  http::request<http::empty_body> req{http::verb::get, target, 11};
+  req.set(http::field::host, "127.0.0.1");
+  if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
+  req.keep_alive(false);
+  http::write(socket, req);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> res;
+  http::read(socket, buffer, res);
+  return {static_cast<int>(res.result_int()), res.body()};
+}
+
+class ProxyHardening : public ::testing::Test {
+ protected:
+  TempDir dir{"faultline-proxy-hardening"};
+  net::CertifiedKey ca = net::generate_ca("proxy-hardening-test-ca");
+  std::string upstream = "https://127.0.0.1:" + std::to_string(unused_port());
+
+  std::unique_ptr<ProxyProcess> start(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--upstream", upstream, "--upstream-insecure"});
+    return start_proxy_process(dir.path(), ca, args);
+  }
+
+  // The proxy must refuse to start with this token file: it exits non-zero naming the file and
+  // `problem`. When it starts anyway, say what an unauthenticated admin request got.
+  void expect_refused(const fs::path& token_file, const std::string& problem) {
+    std::unique_ptr<ProxyProcess> proxy;
+    try {
+      proxy = start({"--admin-token-file", token_file.string()});
+    } catch (const std::runtime_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("exited with status 1 "), std::string::npos) << what;
+      EXPECT_NE(what.find(token_file.string() + ": "), std::string::npos) << "the error must name the file:\n" << what;
+      EXPECT_NE(what.find(problem), std::string::npos) << what;
+      return;
+    }
+    Answer rules = admin_get(proxy->admin_port(), "/v1/rules");
+    ADD_FAILURE() << "the proxy started with token file " << token_file << "; GET /v1/rules without a token got "
+                  << rules.status << " " << rules.body;
+  }
+};
+
+TEST_F(ProxyHardening, EmptyTokenFileIsAStartUpError) {
+  write_text(dir.path() / "empty.token", "");
+  expect_refused(dir.path() / "empty.token", "empty or only whitespace");
+}
+
+TEST_F(ProxyHardening, WhitespaceOnlyTokenFileIsAStartUpError) {
+  write_text(dir.path() / "blank.token", " \n\t\r\n  \n");
+  expect_refused(dir.path() / "blank.token", "empty or only whitespace");
+}
+
+TEST_F(ProxyHardening, TokenFileThatIsNotARegularFileIsAStartUpError) {
+  // A FIFO without a writer: reading it would block start-up forever.
+  const fs::path fifo = dir.path() / "token.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused(fifo, "not a regular file");
+}
+
+TEST_F(ProxyHardening, TokenWithALineBreakInsideIsAStartUpError) {
+  write_text(dir.path() / "two-lines.token", "first-line\nsecond-line\n");
+  expect_refused(dir.path() / "two-lines.token", "control or non-ASCII byte");
+}
+
+TEST_F(ProxyHardening, ValidTokenIsRequiredByTheAdminApi) {
+  const std::string token = "proxy-hardening-token-3f9a";
+  write_text(dir.path() / "admin.token", token + "\n");
+  auto proxy = start({"--admin-token-file", (dir.path() / "admin.token").string()});
+  EXPECT_EQ(admin_get(proxy->admin_port(), "/v1/rules").status, 401);
+  EXPECT_EQ(admin_get(proxy->admin_port(), "/v1/rules", "wrong-" + token).status, 401);
+  EXPECT_EQ(admin_get(proxy->admin_port(), "/v1/rules", token).status, 200);
+  EXPECT_EQ(admin_get(proxy->admin_port(), "/healthz").status, 200);
+  EXPECT_EQ(proxy->log().find(token), std::string::npos) << "the token must not be logged";
+}
+
+// The proxy with `--admin <admin>` (ProxyProcess always passes 127.0.0.1:0), started and stopped
+// by hand; returns its log once it was ready.
+std::string log_of_proxy_with_admin(const fs::path& dir, const net::CertifiedKey& ca, const std::string& upstream,
+                                    const std::string& admin, const std::vector<std::string>& extra = {}) {
+  net::write_file(dir / "ca.crt", ca.cert_pem);
+  net::write_file(dir / "ca.key", ca.key_pem, true);
+  const fs::path ready = dir / "admin-ready.json";
+  const fs::path log = dir / "admin-proxy.log";
+  std::error_code ec;
+  fs::remove(ready, ec);
+  std::vector<std::string> args = {proxy_binary().string(), "--listen", "127.0.0.1:0", "--admin", admin,
+                                   "--ready-file", ready.string(), "--ca-cert", (dir / "ca.crt").string(),
+                                   "--ca-key", (dir / "ca.key").string(), "--upstream", upstream,
+                                   "--upstream-insecure"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) ::dup2(fd, 1), ::dup2(fd, 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  int status = 0;
+  bool exited = false;
+  while (!fs::exists(ready) && std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true;
+      break;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  if (!exited) {
+    ::kill(pid, SIGTERM);
+    ::waitpid(pid, &status, 0);
+  }
+  const std::string text = slurp(log);
+  if (exited || !fs::exists(ready)) throw std::runtime_error("faultline-proxy --admin " + admin + " did not start:\n" + text);
+  return text;
+}
+
+bool warns_about_unauthenticated_admin(const std::string& log) {
+  for (std::istringstream in(log); !in.eof();) {
+    std::string line;
+    std::getline(in, line);
+    if (line.find(" warning ") != std::string::npos && line.find("admin API") != std::string::npos &&
+        line.find("WITHOUT authentication") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST_F(ProxyHardening, AdminApiBeyondLoopbackWithoutATokenIsAWarning) {
+  const std::string log = log_of_proxy_with_admin(dir.path(), ca, upstream, "0.0.0.0:0");
+  EXPECT_TRUE(warns_about_unauthenticated_admin(log)) << log;
+}
+
+TEST_F(ProxyHardening, AdminApiBeyondLoopbackWithATokenOrOnLoopbackIsNoWarning) {
+  write_text(dir.path() / "admin.token", "proxy-hardening-token\n");
+  const std::string with_token = log_of_proxy_with_admin(dir.path(), ca, upstream, "0.0.0.0:0",
+                                                         {"--admin-token-file", (dir.path() / "admin.token").string()});
+  EXPECT_FALSE(warns_about_unauthenticated_admin(with_token)) << with_token;
+  const std::string loopback = log_of_proxy_with_admin(dir.path(), ca, upstream, "127.0.0.1:0");
+  EXPECT_FALSE(warns_about_unauthenticated_admin(loopback)) << loopback;
+}
+
+// Raw bytes a client may send: a User-Agent and a path that are not UTF-8 (obs-text, which HTTP
+// allows), and percent-encoded bytes that decode to no UTF-8 either.
+const std::string kBadAgent = "kubectl/\xff\xfe (\xc3\x28) \xe2\x82";
+const std::vector<std::string> kBadTargets = {
+    "/api/v1/namespaces/caf\xe9/pods/\xf0\x9f\x98",
+    "/api/v1/namespaces/%FF%FE/configmaps/%C3%28?labelSelector=%E2%82",
+    "/api/v1/%FFpods%C3",  // a resource, so a label of the request metrics
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+TEST_F(ProxyHardening, AuditLinesAreValidJsonWhateverBytesTheClientSent) {
+  const fs::path audit = dir.path() / "audit.jsonl";
+  auto proxy = start({"--audit-log", audit.string()});
+  {
+    TlsClient client(proxy->port(), ca.cert_pem, 60s);
+    for (const auto& target : kBadTargets) {
+      const std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: " + kBadAgent + "\r\n\r\n";
+      asio::write(client.stream, asio::buffer(request));
+      http::response<http::string_body> res;
+      http::read(client.stream, client.buffer, res);
+      EXPECT_EQ(res.result_int(), 503) << "the upstream is unreachable: " << res.body();
+    }
+  }
+  // The same bytes through the admin API: a query parameter name and a path it echoes in errors.
+  Answer unknown_param = admin_get(proxy->admin_port(), "/v1/rules?%FF%C3=1");
+  EXPECT_EQ(unknown_param.status, 400);
+  Answer unknown_path = admin_get(proxy->admin_port(), "/v1/%FE%80");
+  EXPECT_EQ(unknown_path.status, 404);
+  for (const Answer* answer : {&unknown_param, &unknown_path}) {
+    boost::system::error_code ec;
+    boost::json::parse(answer->body, ec);
+    EXPECT_FALSE(ec) << "admin API error body is not valid JSON (" << ec.message() << "): " << answer->body;
+    EXPECT_NE(answer->body.find(kReplacement), std::string::npos) << answer->body;
+  }
+  // The resource label of the request metrics comes from the path as well.
+  Answer metrics = admin_get(proxy->admin_port(), "/metrics");
+  EXPECT_EQ(metrics.body.find('\xff'), std::string::npos) << "metrics text is not UTF-8";
+  EXPECT_NE(metrics.body.find("resource=\"" + std::string(kReplacement) + "pods" + std::string(kReplacement) + "\""),
+            std::string::npos)
+      << metrics.body;
+  Answer from_api = admin_get(proxy->admin_port(), "/v1/audit?since=0");
+  ASSERT_EQ(from_api.status, 200);
+  ASSERT_TRUE(proxy->stop());  // flushes the audit file
+
+  for (const std::string& text : {slurp(audit), from_api.body}) {
+    const auto lines = lines_of(text);
+    ASSERT_EQ(lines.size(), kBadTargets.size()) << text;
+    for (const auto& line : lines) {
+      boost::system::error_code ec;
+      boost::json::value record = boost::json::parse(line, ec);
+      ASSERT_FALSE(ec) << "audit line is not valid JSON (" << ec.message() << "): " << line;
+      const std::string agent(record.at("userAgent").as_string());
+      EXPECT_EQ(agent.find('\xff'), std::string::npos);
+      EXPECT_NE(agent.find(kReplacement), std::string::npos) << agent;
+      EXPECT_EQ(agent.substr(0, 8), "kubectl/") << "the valid part is kept";
+    }
+    // What faultline-harness reads the audit with.
+    std::vector<harness::AuditRecord> records;
+    try {
+      records = harness::decode_audit_lines(text);
+    } catch (const std::exception& e) {
+      FAIL() << "the harness's audit decoder rejects the audit: " << e.what();
+    }
+    ASSERT_EQ(records.size(), kBadTargets.size());
+    EXPECT_EQ(records[0].status, 503);
+    EXPECT_EQ(records[0].path.find('\xe9'), std::string::npos) << records[0].path;
+    EXPECT_NE(records[0].path.find("/api/v1/namespaces/caf" + std::string(kReplacement)), std::string::npos)
+        << records[0].path;
+    EXPECT_EQ(records[1].ns, std::string(kReplacement) + std::string(kReplacement)) << "decoded %FF%FE";
+    EXPECT_EQ(records[1].resource, "configmaps");
+    EXPECT_EQ(records[2].resource, std::string(kReplacement) + "pods" + std::string(kReplacement));
+  }
+}
+
+TEST_F(ProxyHardening, ClientInventedResourcesDoNotGrowTheMetricsWithoutBound) {
+  // Every path segment after /api/v1/ is a "resource" to the classifier; a client can invent them
+  // forever. Past the proxy's bound (256 distinct resources) they share one series.
+  auto proxy = start({});
+  constexpr int kInvented = 400;
+  {
+    TlsClient client(proxy->port(), ca.cert_pem, 120s);
+    for (int i = 0; i < kInvented; ++i) {
+      http::request<http::empty_body> req{http::verb::get, "/api/v1/invented" + std::to_string(i), 11};
+      req.set(http::field::host, "127.0.0.1");
+      http::write(client.stream, req);
+      http::response<http::string_body> res;
+      http::read(client.stream, client.buffer, res);
+      ASSERT_EQ(res.result_int(), 503);
+    }
+  }
+  const std::string metrics = admin_get(proxy->admin_port(), "/metrics").body;
+  std::size_t series = 0;
+  for (const auto& line : lines_of(metrics)) series += line.rfind("faultline_requests_total{", 0) == 0;
+  EXPECT_LE(series, 257u) << metrics;
+  EXPECT_NE(metrics.find("faultline_requests_total{verb=\"list\",resource=\"_other\",code=\"503\"} 144"),
+            std::string::npos)
+      << metrics;
+}
+
+}  // namespace
+}  // namespace faultline::relaytest
