@@ -64,11 +64,7 @@ Session::Session(std::shared_ptr<Server::Impl> server, tcp::socket socket, std::
       options_(server_->options),
       id_(id),
       peer_(endpoint_text(socket)),
-      client_(beast::tcp_stream(std::move(socket)), server_->server_tls),
-      up_chunk_(options_.relay_buffer),
-      down_chunk_(options_.relay_buffer) {
-  client_buffer_.reserve(options_.relay_buffer);  // reads are as large as the free capacity
-}
+      client_(beast::tcp_stream(std::move(socket)), server_->server_tls) {}
 
 Session::~Session() { server_->forget(this); }
 
@@ -108,6 +104,7 @@ asio::awaitable<void> Session::serve() {
 asio::awaitable<bool> Session::wait_for_request(bool first) {
   state_ = State::idle;
   if (draining_) co_return false;
+  release_idle_buffers();
   if (client_buffer_.size() == 0) {
     client_tcp().expires_after(first ? options_.header_timeout : options_.idle_timeout);
     auto [ec, n] = co_await client_.async_read_some(client_buffer_.prepare(4096), use_tuple);
@@ -135,6 +132,13 @@ asio::awaitable<bool> Session::serve_request() {
     co_return false;
   }
   auto& req = ex.parser.get();
+  // A Transfer-Encoding whose last coding is not chunked leaves the body's length unknown: the
+  // request cannot be framed, so it is refused and the connection closed (RFC 9112 section 6.3).
+  if (req.count(http::field::transfer_encoding) > 0 && !ex.parser.chunked()) {
+    co_await write_simple_error(400, "Transfer-Encoding must end with chunked");
+    co_return false;
+  }
+  single_content_length(ex.parser);
   ex.started = std::chrono::steady_clock::now();
   ex.record.start = std::chrono::system_clock::now();
   ex.record.conn = id_;
@@ -181,7 +185,7 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
       co_return true;
     }
     if (!d.discard_response) co_return co_await relay_response(ex);
-    http::response_parser<http::buffer_body> parser;
+    ResponseParser parser;
     co_await discard_response(parser, ex);
   }
   if (d.hang) {
@@ -195,15 +199,35 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
 }
 
 asio::awaitable<void> Session::write_local_response(Exchange& ex, const faults::HttpResponse& response) {
+  if (response.code < 200 || response.code > 599) {
+    // An interim (1xx) code cannot end an exchange: the client would wait for the final answer.
+    spdlog::error("conn {}: rule '{}' answers {}, which is not a final status; answering 500", id_, ex.record.rule,
+                  response.code);
+    faults::Status status;
+    status.code = 500;
+    status.reason = "InternalError";
+    status.message = "faultline-proxy: rule '" + ex.record.rule + "' answers " + std::to_string(response.code) +
+                     ", which is not a final HTTP status";
+    co_await write_local_response(ex, faults::status_response(status));
+    co_return;
+  }
   http::response<http::string_body> res{static_cast<http::status>(response.code), 11};
   for (const auto& header : response.headers) res.set(header.name, header.value);
-  res.body() = response.body;
   res.keep_alive(ex.client_keep_alive && !draining_);
-  res.prepare_payload();
+  // 204 and 304 never have a body (nor a length); the answer to HEAD has the length of the body
+  // a GET would get, without the body.
+  bool bodiless_status = response.code == 204 || response.code == 304;
+  bool head = ex.parser.get().method() == http::verb::head;
+  if (bodiless_status) {
+    res.erase(http::field::content_length);
+  } else {
+    res.content_length(response.body.size());
+    if (!head) res.body() = response.body;
+  }
   client_tcp().expires_after(options_.io_timeout);
   co_await http::async_write(client_, res, asio::use_awaitable);
   ex.record.status = response.code;
-  ex.record.bytes_out += response.body.size();
+  ex.record.bytes_out += res.body().size();
 }
 
 asio::awaitable<void> Session::write_simple_error(int code, const char* message) {
@@ -220,13 +244,16 @@ asio::awaitable<void> Session::write_simple_error(int code, const char* message)
 // (or be closed without a RST caused by unread data).
 asio::awaitable<void> Session::discard_request_body(Exchange& ex) {
   auto& body = ex.parser.get().body();
+  if (ex.parser.is_done()) co_return;
+  auto& chunk = up_chunk();
+  reserve_client_reads();
   while (!ex.parser.is_done()) {
-    body.data = up_chunk_.data();
-    body.size = up_chunk_.size();
+    body.data = chunk.data();
+    body.size = chunk.size();
     client_tcp().expires_after(options_.io_timeout);
     auto [ec, n] = co_await http::async_read(client_, client_buffer_, ex.parser, use_tuple);
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec);
-    ex.record.bytes_in += up_chunk_.size() - body.size;
+    ex.record.bytes_in += chunk.size() - body.size;
   }
 }
 
@@ -243,6 +270,23 @@ asio::awaitable<void> Session::answer_upstream_unreachable(Exchange& ex) {
   status.message = "faultline-proxy: the upstream apiserver " + upstream + " is unreachable: " + ex.upstream_failure;
   if (ex.expects_continue) ex.client_keep_alive = false;  // its body was never asked for
   else co_await discard_request_body(ex);
+  co_await write_local_response(ex, faults::status_response(status));
+}
+
+// Upstream answered with something that is not a valid HTTP response (a bad status line, an
+// oversized header, conflicting framing, endless interim responses), and nothing of it reached
+// the client yet: the client gets a 502 with a Kubernetes Status, as from a gateway, instead of a
+// dropped connection. The upstream connection is in an unknown state and is closed; the client's
+// request was read completely, so its connection can carry the next request.
+asio::awaitable<void> Session::answer_bad_gateway(Exchange& ex, const std::string& why) {
+  close_upstream();
+  const std::string upstream = options_.upstream.endpoint.to_string();
+  spdlog::warn("conn {}: upstream {} sent an invalid response ({}); answering 502 to {} {}", id_, upstream, why,
+               ex.request.method, path_only(ex.request.target));
+  faults::Status status;
+  status.code = 502;
+  status.reason = std::string(faults::reason_for_code(502));
+  status.message = "faultline-proxy: the upstream apiserver " + upstream + " sent an invalid response: " + why;
   co_await write_local_response(ex, faults::status_response(status));
 }
 
@@ -271,8 +315,9 @@ asio::awaitable<void> Session::hang(std::optional<std::chrono::milliseconds> lim
   state_ = State::streaming;
   if (limit) client_tcp().expires_after(*limit);
   else client_tcp().expires_never();
+  char sink[4096];
   for (;;) {
-    auto [ec, n] = co_await client_.async_read_some(asio::buffer(down_chunk_), use_tuple);
+    auto [ec, n] = co_await client_.async_read_some(asio::buffer(sink), use_tuple);
     if (ec) break;
   }
   if (!cut_) cut_now(Cut::close);
@@ -288,6 +333,33 @@ asio::awaitable<void> Session::close_gracefully() {
 asio::awaitable<void> Session::sleep(std::chrono::milliseconds d) {
   asio::steady_timer timer(client_.get_executor(), d);
   co_await timer.async_wait(use_tuple);
+}
+
+std::vector<char>& Session::up_chunk() {
+  if (up_chunk_.empty()) up_chunk_.resize(options_.relay_buffer);
+  return up_chunk_;
+}
+
+std::vector<char>& Session::down_chunk() {
+  if (down_chunk_.empty()) down_chunk_.resize(options_.relay_buffer);
+  return down_chunk_;
+}
+
+// Beast reads into a flat_buffer only as much as its free capacity (at least 512 bytes): without
+// room reserved, a 100 MB body crossed the proxy in 512-byte reads and 512-byte TLS records.
+void Session::reserve_client_reads() {
+  if (client_buffer_.capacity() < options_.relay_buffer) client_buffer_.reserve(options_.relay_buffer);
+}
+
+void Session::reserve_upstream_reads() {
+  if (upstream_ && upstream_->buffer.capacity() < options_.relay_buffer) upstream_->buffer.reserve(options_.relay_buffer);
+}
+
+void Session::release_idle_buffers() {
+  std::vector<char>().swap(up_chunk_);
+  std::vector<char>().swap(down_chunk_);
+  if (client_buffer_.size() == 0) client_buffer_.shrink_to_fit();  // bytes of a pipelined request stay
+  if (upstream_ && upstream_->buffer.size() == 0) upstream_->buffer.shrink_to_fit();
 }
 
 void Session::cut_now(Cut how) {
