@@ -72,8 +72,8 @@ bool is_invalid_response(const boost::system::error_code& ec) {
 // or nothing when the connection is up; the caller answers the client in the apiserver's place.
 asio::awaitable<std::optional<std::string>> Session::connect_upstream() {
   const auto& up = options_.upstream;
-  upstream_ = std::make_unique<Upstream>(client_.get_executor(), server_->upstream_tls);
-  tcp::resolver resolver(client_.get_executor());
+  upstream_ = std::make_unique<Upstream>(executor_, server_->upstream_tls);
+  tcp::resolver resolver(executor_);
   auto [rec, results] = co_await resolver.async_resolve(up.endpoint.host, std::to_string(up.endpoint.port), use_tuple);
   if (rec) co_return unreachable("resolving " + up.endpoint.host, rec);
   auto& tcp_layer = beast::get_lowest_layer(upstream_->stream);
@@ -136,7 +136,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
   if (ex.expects_continue) {
     http::response<http::empty_body> go_on{http::status::continue_, 11};
     client_tcp().expires_after(options_.io_timeout);
-    co_await http::async_write(client_, go_on, asio::use_awaitable);
+    co_await http::async_write(*client_, go_on, asio::use_awaitable);
   }
   upstream_->reused = true;
   auto& body = req.body();
@@ -147,7 +147,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
       body.data = chunk.data();
       body.size = chunk.size();
       client_tcp().expires_after(options_.io_timeout);
-      auto [ec, n] = co_await http::async_read_some(client_, client_buffer_, ex.parser, use_tuple);
+      auto [ec, n] = co_await http::async_read_some(*client_, client_buffer_, ex.parser, use_tuple);
       if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the request body");
       body.size = chunk.size() - body.size;
       body.data = chunk.data();
@@ -246,7 +246,7 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
   http::serializer<false, http::buffer_body> sr{res};
   co_await hold_while_blackholed();
   client_tcp().expires_after(options_.io_timeout);
-  auto [hec, hn] = co_await http::async_write_header(client_, sr, use_tuple);
+  auto [hec, hn] = co_await http::async_write_header(*client_, sr, use_tuple);
   throw_if(hec, "writing the response header");
   ex.record.status = res.result_int();
   if (res.result() == http::status::switching_protocols) co_return false;
@@ -326,7 +326,7 @@ asio::awaitable<void> Session::write_body_piece(http::serializer<false, http::bu
   body.more = more;
   co_await hold_while_blackholed();
   client_tcp().expires_after(options_.io_timeout);
-  auto [ec, n] = co_await http::async_write(client_, sr, use_tuple);
+  auto [ec, n] = co_await http::async_write(*client_, sr, use_tuple);
   if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "writing the response body");
   ex.record.bytes_out += size;
 }
@@ -367,7 +367,7 @@ asio::awaitable<void> Session::tunnel() {
   state_ = State::streaming;
   client_tcp().expires_never();
   beast::get_lowest_layer(upstream_->stream).expires_never();
-  asio::co_spawn(client_.get_executor(), pump(shared_from_this(), true), asio::detached);
+  asio::co_spawn(executor_, pump(shared_from_this(), true), asio::detached);
   co_await pump(shared_from_this(), false);
 }
 
@@ -379,7 +379,7 @@ asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_t
     co_await self->hold_while_blackholed();
     if (self->cut_ || !self->upstream_) co_return asio::error::operation_aborted;
     auto [ec, n] = client_to_upstream ? co_await asio::async_write(self->upstream_->stream, buffers, use_tuple)
-                                      : co_await asio::async_write(self->client_, buffers, use_tuple);
+                                      : co_await asio::async_write(*self->client_, buffers, use_tuple);
     co_return ec;
   };
   if (leftover.size() > 0) {
@@ -392,7 +392,7 @@ asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_t
   }
   for (;;) {
     if (self->cut_ || !self->upstream_) break;
-    auto [ec, n] = client_to_upstream ? co_await self->client_.async_read_some(asio::buffer(chunk), use_tuple)
+    auto [ec, n] = client_to_upstream ? co_await self->client_->async_read_some(asio::buffer(chunk), use_tuple)
                                       : co_await self->upstream_->stream.async_read_some(asio::buffer(chunk), use_tuple);
     if (ec) break;
     if (co_await write_to(asio::buffer(chunk.data(), n))) break;

@@ -5,6 +5,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -64,11 +65,12 @@ Session::Session(std::shared_ptr<Server::Impl> server, tcp::socket socket, std::
       options_(server_->options),
       id_(id),
       peer_(endpoint_text(socket)),
-      client_(beast::tcp_stream(std::move(socket)), server_->server_tls) {}
+      executor_(socket.get_executor()),
+      plain_(std::move(socket)) {}
 
 Session::~Session() { server_->forget(this); }
 
-void Session::start() { asio::co_spawn(client_.get_executor(), run(shared_from_this()), asio::detached); }
+void Session::start() { asio::co_spawn(executor_, run(shared_from_this()), asio::detached); }
 
 asio::awaitable<void> Session::run(std::shared_ptr<Session> self) {
   if (self->server_->observer) self->server_->observer->connection_opened();
@@ -84,8 +86,11 @@ asio::awaitable<void> Session::run(std::shared_ptr<Session> self) {
 }
 
 asio::awaitable<void> Session::serve() {
+  if (!co_await wait_for_client_hello()) co_return;
+  client_.emplace(std::move(*plain_), server_->server_tls);
+  plain_.reset();
   client_tcp().expires_after(options_.handshake_timeout);
-  auto [ec] = co_await client_.async_handshake(asio::ssl::stream_base::server, use_tuple);
+  auto [ec] = co_await client_->async_handshake(asio::ssl::stream_base::server, use_tuple);
   if (ec) {
     spdlog::debug("conn {} ({}): TLS handshake failed: {}", id_, peer_, ec.message());
     co_return;
@@ -99,6 +104,19 @@ asio::awaitable<void> Session::serve() {
   if (!cut_) co_await close_gracefully();
 }
 
+// Waits (within the handshake timeout) until the client has sent something, without reading it:
+// a connection that never starts its handshake costs no TLS state.
+asio::awaitable<bool> Session::wait_for_client_hello() {
+  using namespace asio::experimental::awaitable_operators;
+  char byte = 0;
+  asio::steady_timer timer(executor_, options_.handshake_timeout);
+  auto first = co_await (plain_->socket().async_receive(asio::buffer(&byte, 1), tcp::socket::message_peek, use_tuple) ||
+                         timer.async_wait(use_tuple));
+  if (first.index() != 0) co_return false;  // the handshake timeout passed
+  auto [ec, n] = std::get<0>(first);
+  co_return !ec && n > 0 && !cut_;
+}
+
 // Waits for the first byte of the next request: the idle (keep-alive) timeout applies here, the
 // header timeout only once a request has started.
 asio::awaitable<bool> Session::wait_for_request(bool first) {
@@ -107,7 +125,7 @@ asio::awaitable<bool> Session::wait_for_request(bool first) {
   release_idle_buffers();
   if (client_buffer_.size() == 0) {
     client_tcp().expires_after(first ? options_.header_timeout : options_.idle_timeout);
-    auto [ec, n] = co_await client_.async_read_some(client_buffer_.prepare(4096), use_tuple);
+    auto [ec, n] = co_await client_->async_read_some(client_buffer_.prepare(4096), use_tuple);
     if (ec) co_return false;
     client_buffer_.commit(n);
   }
@@ -120,7 +138,7 @@ asio::awaitable<bool> Session::serve_request() {
   ex.parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
   ex.parser.body_limit(boost::none);
   client_tcp().expires_after(options_.header_timeout);
-  auto [ec, n] = co_await http::async_read_header(client_, client_buffer_, ex.parser, use_tuple);
+  auto [ec, n] = co_await http::async_read_header(*client_, client_buffer_, ex.parser, use_tuple);
   if (ec == http::error::header_limit) {
     co_await write_simple_error(431, "request header too large");
     co_return false;
@@ -225,7 +243,7 @@ asio::awaitable<void> Session::write_local_response(Exchange& ex, const faults::
     if (!head) res.body() = response.body;
   }
   client_tcp().expires_after(options_.io_timeout);
-  co_await http::async_write(client_, res, asio::use_awaitable);
+  co_await http::async_write(*client_, res, asio::use_awaitable);
   ex.record.status = response.code;
   ex.record.bytes_out += res.body().size();
 }
@@ -237,7 +255,7 @@ asio::awaitable<void> Session::write_simple_error(int code, const char* message)
   res.keep_alive(false);
   res.prepare_payload();
   client_tcp().expires_after(options_.io_timeout);
-  co_await http::async_write(client_, res, use_tuple);
+  co_await http::async_write(*client_, res, use_tuple);
 }
 
 // Reads and drops the rest of the request body, so the connection can carry the next request
@@ -251,7 +269,7 @@ asio::awaitable<void> Session::discard_request_body(Exchange& ex) {
     body.data = chunk.data();
     body.size = chunk.size();
     client_tcp().expires_after(options_.io_timeout);
-    auto [ec, n] = co_await http::async_read(client_, client_buffer_, ex.parser, use_tuple);
+    auto [ec, n] = co_await http::async_read(*client_, client_buffer_, ex.parser, use_tuple);
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec);
     ex.record.bytes_in += chunk.size() - body.size;
   }
@@ -317,7 +335,7 @@ asio::awaitable<void> Session::hang(std::optional<std::chrono::milliseconds> lim
   else client_tcp().expires_never();
   char sink[4096];
   for (;;) {
-    auto [ec, n] = co_await client_.async_read_some(asio::buffer(sink), use_tuple);
+    auto [ec, n] = co_await client_->async_read_some(asio::buffer(sink), use_tuple);
     if (ec) break;
   }
   if (!cut_) cut_now(Cut::close);
@@ -326,12 +344,12 @@ asio::awaitable<void> Session::hang(std::optional<std::chrono::milliseconds> lim
 asio::awaitable<void> Session::close_gracefully() {
   if (cut_) co_return;
   client_tcp().expires_after(std::chrono::seconds(2));
-  co_await client_.async_shutdown(use_tuple);  // close_notify; the peer may or may not answer
+  co_await client_->async_shutdown(use_tuple);  // close_notify; the peer may or may not answer
   cut_now(Cut::close);
 }
 
 asio::awaitable<void> Session::sleep(std::chrono::milliseconds d) {
-  asio::steady_timer timer(client_.get_executor(), d);
+  asio::steady_timer timer(executor_, d);
   co_await timer.async_wait(use_tuple);
 }
 
@@ -388,11 +406,11 @@ void Session::close_upstream() {
 }
 
 void Session::abort(Cut how) {
-  asio::post(client_.get_executor(), [self = shared_from_this(), how] { self->cut_now(how); });
+  asio::post(executor_, [self = shared_from_this(), how] { self->cut_now(how); });
 }
 
 void Session::drain() {
-  asio::post(client_.get_executor(), [self = shared_from_this()] {
+  asio::post(executor_, [self = shared_from_this()] {
     self->draining_ = true;
     if (self->state_ == State::idle || self->state_ == State::handshake) self->cut_now(Cut::close);
     if (self->state_ == State::streaming) self->cut_now(Cut::close);

@@ -101,6 +101,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   static asio::awaitable<void> run(std::shared_ptr<Session> self);
   asio::awaitable<void> serve();
+  asio::awaitable<bool> wait_for_client_hello();
   asio::awaitable<bool> wait_for_request(bool first);
   asio::awaitable<bool> serve_request();
   asio::awaitable<bool> carry_out(Exchange& ex);
@@ -143,13 +144,17 @@ class Session : public std::enable_shared_from_this<Session> {
   void cut_now(Cut how);
   void close_upstream();
   void finish(Exchange& ex);
-  beast::tcp_stream& client_tcp() { return beast::get_lowest_layer(client_); }
+  beast::tcp_stream& client_tcp() { return client_ ? beast::get_lowest_layer(*client_) : *plain_; }
 
   std::shared_ptr<Server::Impl> server_;
   const ServerOptions& options_;
   std::uint64_t id_;
   std::string peer_;
-  TlsStream client_;
+  asio::any_io_executor executor_;  // the connection's strand
+  // The TLS stream (OpenSSL's state and record buffers, about 70 KB) is made once the client has
+  // sent its first byte; until then the connection is the plain TCP stream.
+  std::optional<beast::tcp_stream> plain_;
+  std::optional<TlsStream> client_;
   beast::flat_buffer client_buffer_;
   std::unique_ptr<Upstream> upstream_;
   std::vector<char> up_chunk_;    // request body bytes on their way upstream
