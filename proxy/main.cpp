@@ -51,6 +51,7 @@ struct Flags {
   double header_timeout = 30;
   double idle_timeout = 120;
   std::size_t max_header_bytes = 1024 * 1024;
+  std::size_t max_connections = 0;  // 0: derived from the open-files limit (default_max_connections)
 };
 
 void define_flags(CLI::App& app, Flags& f) {
@@ -100,6 +101,10 @@ void define_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--max-header-bytes", f.max_header_bytes, "largest request header accepted (431 above)")
       ->capture_default_str();
+  app.add_option("--max-connections", f.max_connections,
+                 "client connections open at once; more are closed right after accept (default: 4096, or "
+                 "(open-files limit - 64) / 2 when that is lower)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
   app.get_option("--ca-cert")->needs("--ca-key");
   app.get_option("--ca-key")->needs("--ca-cert");
   app.get_option("--ca-out")->excludes("--ca-cert");
@@ -175,7 +180,17 @@ void setup_logging(const std::string& level) {
 // Each client connection holds two descriptors; below this many, a pod burst can exhaust them.
 constexpr std::uint64_t kEnoughOpenFiles = 8192;
 
-void raise_open_files() {
+// Each connection holds two descriptors (client and upstream); 64 are left for everything else
+// (listeners, the audit log, the admin API's connections).
+constexpr std::size_t kDefaultMaxConnections = 4096;
+std::size_t default_max_connections(std::uint64_t open_files) {
+  if (open_files == 0) return kDefaultMaxConnections;  // unknown
+  std::uint64_t fit = open_files > 64 + 2 ? (open_files - 64) / 2 : 1;
+  return static_cast<std::size_t>(std::min<std::uint64_t>(kDefaultMaxConnections, fit));
+}
+
+// Returns the open-files limit now in force.
+std::uint64_t raise_open_files() {
   auto limit = app::raise_open_files_limit();
   if (limit.now != limit.before) spdlog::info("open files limit raised from {} to {}", limit.before, limit.now);
   if (limit.now < kEnoughOpenFiles) {
@@ -183,12 +198,13 @@ void raise_open_files() {
                  "scheduler binding a pod burst over HTTP/1.1 opens hundreds (raise it with `ulimit -Hn`)",
                  limit.now, limit.hard, limit.now / 2);
   }
+  return limit.now;
 }
 
 int run(const Flags& f) {
   // Before anything listens: a token file that yields no token must not leave the admin API open.
   const std::string admin_token = f.admin_token_file.empty() ? std::string() : admin::read_token_file(f.admin_token_file);
-  raise_open_files();
+  auto open_files = raise_open_files();
   faults::SteadyClock clock;
   faults::Engine engine;
   admin::AuditLogOptions audit_options;
@@ -215,6 +231,7 @@ int run(const Flags& f) {
   options.header_timeout = seconds(f.header_timeout);
   options.idle_timeout = seconds(f.idle_timeout);
   options.header_limit = f.max_header_bytes;
+  options.max_connections = f.max_connections > 0 ? f.max_connections : default_max_connections(open_files);
 
   boost::asio::io_context ioc;
   admin::AuditFlusher audit_flusher(ioc, audit);
@@ -233,8 +250,8 @@ int run(const Flags& f) {
 
   std::string listen = client_address(server.local_endpoint());
   std::string admin_address = host_port(admin_server.local_endpoint());
-  spdlog::info("proxying https://{} -> https://{} (admin http://{})", listen, options.upstream.endpoint.to_string(),
-               admin_address);
+  spdlog::info("proxying https://{} -> https://{} (admin http://{}, at most {} client connections)", listen,
+               options.upstream.endpoint.to_string(), admin_address, options.max_connections);
   if (!f.write_kubeconfig.empty()) {
     net::KubeconfigSpec spec;
     spec.name = "faultline-proxy";
@@ -258,8 +275,8 @@ int run(const Flags& f) {
   });
 
   std::vector<std::thread> threads;
-  for (unsigned i = 1; i < f.threads; ++i) threads.emplace_back([&] { ioc.run(); });
-  ioc.run();
+  for (unsigned i = 1; i < f.threads; ++i) threads.emplace_back([&] { proxy::run_relay_thread(ioc); });
+  proxy::run_relay_thread(ioc);
   for (auto& t : threads) t.join();
   audit.flush();
   spdlog::info("stopped; audit log flushed ({} records)", audit.last_seq());

@@ -20,6 +20,11 @@ ProxyMetrics::ProxyMetrics()
                        .gauge("faultline_open_watches",
                               "Watch requests currently streaming through the proxy.")
                        .get()),
+      connections_rejected(registry_
+                               .counter("faultline_connections_rejected_total",
+                                        "Client connections closed right after accept because "
+                                        "--max-connections were open.")
+                               .get()),
       requests_(registry_.counter("faultline_requests_total",
                                   "Requests handled by the proxy, by Kubernetes verb, resource "
                                   "and the status the client saw (\"none\": connection cut).",

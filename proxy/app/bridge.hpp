@@ -21,6 +21,7 @@ class AuditingObserver final : public proxy::Observer {
   AuditingObserver(admin::AuditLog& audit, admin::ProxyMetrics& metrics) : audit_(audit), metrics_(metrics) {}
   void connection_opened() override { metrics_.open_connections.inc(); }
   void connection_closed() override { metrics_.open_connections.dec(); }
+  void connection_rejected() override { metrics_.connections_rejected.inc(); }
   void watch_opened() override { metrics_.open_watches.inc(); }
   void watch_closed() override { metrics_.open_watches.dec(); }
   void exchange_done(const proxy::ExchangeRecord& record) override;

@@ -53,17 +53,27 @@ void throw_if(const boost::system::error_code& ec, const char* what) {
   if (ec) throw boost::system::system_error(ec, what);
 }
 
+// Largest upstream response header. kube-apiserver's are a few hundred bytes; its Warning headers,
+// the only ones that grow, are capped at 4 KiB in total.
+constexpr std::uint32_t kResponseHeaderLimit = 16 * 1024;
+// Interim (1xx) responses accepted before the final one; servers send one or two (100, 103).
+constexpr int kMaxInterimResponses = 100;
+
+// A read of the response header failed because what upstream sent is not a valid HTTP response
+// (rather than the connection failing or the proxy cutting it).
+bool is_invalid_response(const boost::system::error_code& ec) {
+  return ec.category() == http::make_error_code(http::error::bad_version).category() &&
+         ec != http::error::end_of_stream;
+}
+
 }  // namespace
 
 // Opens the upstream connection. Returns what failed (resolving, connecting, the TLS handshake),
 // or nothing when the connection is up; the caller answers the client in the apiserver's place.
 asio::awaitable<std::optional<std::string>> Session::connect_upstream() {
   const auto& up = options_.upstream;
-  upstream_ = std::make_unique<Upstream>(client_.get_executor(), server_->upstream_tls);
-  // Beast reads into a flat_buffer only as much as its free capacity (at least 512 bytes): without
-  // room reserved, a 100 MB body crossed the proxy in 512-byte reads and 512-byte TLS records.
-  upstream_->buffer.reserve(options_.relay_buffer);
-  tcp::resolver resolver(client_.get_executor());
+  upstream_ = std::make_unique<Upstream>(executor_, server_->upstream_tls);
+  tcp::resolver resolver(executor_);
   auto [rec, results] = co_await resolver.async_resolve(up.endpoint.host, std::to_string(up.endpoint.port), use_tuple);
   if (rec) co_return unreachable("resolving " + up.endpoint.host, rec);
   auto& tcp_layer = beast::get_lowest_layer(upstream_->stream);
@@ -126,19 +136,21 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
   if (ex.expects_continue) {
     http::response<http::empty_body> go_on{http::status::continue_, 11};
     client_tcp().expires_after(options_.io_timeout);
-    co_await http::async_write(client_, go_on, asio::use_awaitable);
+    co_await http::async_write(*client_, go_on, asio::use_awaitable);
   }
   upstream_->reused = true;
   auto& body = req.body();
+  if (!ex.parser.is_done()) reserve_client_reads();
   do {
     if (!ex.parser.is_done()) {
-      body.data = up_chunk_.data();
-      body.size = up_chunk_.size();
+      auto& chunk = up_chunk();
+      body.data = chunk.data();
+      body.size = chunk.size();
       client_tcp().expires_after(options_.io_timeout);
-      auto [ec, n] = co_await http::async_read_some(client_, client_buffer_, ex.parser, use_tuple);
+      auto [ec, n] = co_await http::async_read_some(*client_, client_buffer_, ex.parser, use_tuple);
       if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the request body");
-      body.size = up_chunk_.size() - body.size;
-      body.data = up_chunk_.data();
+      body.size = chunk.size() - body.size;
+      body.data = chunk.data();
       body.more = !ex.parser.is_done();
       ex.record.bytes_in += body.size;
       if (body.size == 0 && body.more) continue;
@@ -162,19 +174,42 @@ void Session::prepare_client_response(http::response<http::buffer_body>& res, co
 }
 
 asio::awaitable<bool> Session::relay_response(Exchange& ex) {
-  http::response_parser<http::buffer_body> parser;
-  parser.body_limit(boost::none);
-  if (ex.parser.get().method() == http::verb::head) parser.skip(true);
-  auto& up_tcp = beast::get_lowest_layer(upstream_->stream);
-  if (ex.request.info.is_watch()) up_tcp.expires_never();
-  else up_tcp.expires_after(options_.io_timeout);
   auto sent = std::chrono::steady_clock::now();
-  auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
-  throw_if(ec, "reading the upstream response header");
-  if (parser.get().result_int() / 100 == 1 && parser.get().result() != http::status::switching_protocols) {
-    // An interim response (100, 103): the client does not need it; the final one follows.
-    co_return co_await relay_response(ex);
+  reserve_upstream_reads();
+  std::optional<ResponseParser> final_response;
+  for (int interim = 0;; ++interim) {
+    // Interim responses (100, 103) are read and dropped: the client does not need them, the final
+    // one follows. Each needs a parser of its own.
+    final_response.emplace();
+    auto& parser = *final_response;
+    parser.body_limit(boost::none);
+    parser.header_limit(kResponseHeaderLimit);
+    if (ex.parser.get().method() == http::verb::head) parser.skip(true);
+    auto& up_tcp = beast::get_lowest_layer(upstream_->stream);
+    if (ex.request.info.is_watch()) up_tcp.expires_never();
+    else up_tcp.expires_after(options_.io_timeout);
+    auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
+    if (is_invalid_response(ec)) {
+      // (A named string: GCC destroys temporaries of a conditional expression in a co_await twice.)
+      std::string why = ec.message();
+      if (ec == http::error::header_limit) {
+        why = "response header larger than " + std::to_string(kResponseHeaderLimit) + " bytes, or a field larger than " +
+              std::to_string(ResponseParser::kMaxFieldBytes) + " bytes";
+      }
+      co_await answer_bad_gateway(ex, why);
+      co_return true;
+    }
+    throw_if(ec, "reading the upstream response header");
+    bool is_interim = parser.get().result_int() / 100 == 1 && parser.get().result() != http::status::switching_protocols;
+    if (!is_interim) break;
+    if (interim + 1 >= kMaxInterimResponses) {
+      std::string why = "more than " + std::to_string(kMaxInterimResponses) + " interim responses";
+      co_await answer_bad_gateway(ex, why);
+      co_return true;
+    }
   }
+  auto& parser = *final_response;
+  single_content_length(parser);
   ex.record.upstream_latency = std::chrono::steady_clock::now() - sent;
   auto& res = parser.get();
   ex.record.upstream_status = res.result_int();
@@ -205,13 +240,13 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
 // Writes the response header and then the body as it arrives. With a watch filter, the body is cut
 // into events and the filter decides what the client gets. Returns false when the client
 // connection must not carry another request.
-asio::awaitable<bool> Session::stream_body(http::response_parser<http::buffer_body>& parser, Exchange& ex,
+asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
                                            WatchFilter* filter) {
   auto& res = parser.get();
   http::serializer<false, http::buffer_body> sr{res};
   co_await hold_while_blackholed();
   client_tcp().expires_after(options_.io_timeout);
-  auto [hec, hn] = co_await http::async_write_header(client_, sr, use_tuple);
+  auto [hec, hn] = co_await http::async_write_header(*client_, sr, use_tuple);
   throw_if(hec, "writing the response header");
   ex.record.status = res.result_int();
   if (res.result() == http::status::switching_protocols) co_return false;
@@ -242,9 +277,10 @@ asio::awaitable<bool> Session::stream_body(http::response_parser<http::buffer_bo
   if (filter && ex.disposition.json_upstream) apply(filter->on_start());
 
   auto& body = res.body();
+  auto& chunk = parser.is_done() ? down_chunk_ : down_chunk();
   while (end == WatchFilter::End::none && !parser.is_done()) {
-    body.data = down_chunk_.data();
-    body.size = down_chunk_.size();
+    body.data = chunk.data();
+    body.size = chunk.size();
     if (deadline) up_tcp.expires_at(*deadline);
     else if (streaming) up_tcp.expires_never();
     else up_tcp.expires_after(options_.io_timeout);
@@ -255,13 +291,13 @@ asio::awaitable<bool> Session::stream_body(http::response_parser<http::buffer_bo
       break;
     }
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the upstream body");
-    std::size_t got = down_chunk_.size() - body.size;
+    std::size_t got = chunk.size() - body.size;
     if (filter && ex.disposition.json_upstream) {
-      for (auto& event : splitter.feed({down_chunk_.data(), got})) {
+      for (auto& event : splitter.feed({chunk.data(), got})) {
         if (end == WatchFilter::End::none) apply(filter->on_event(event));
       }
     } else {
-      out.append(down_chunk_.data(), got);
+      out.append(chunk.data(), got);
     }
     if (!out.empty() || (parser.is_done() && end == WatchFilter::End::none)) {
       bool more = !parser.is_done() && end == WatchFilter::End::none;
@@ -290,13 +326,15 @@ asio::awaitable<void> Session::write_body_piece(http::serializer<false, http::bu
   body.more = more;
   co_await hold_while_blackholed();
   client_tcp().expires_after(options_.io_timeout);
-  auto [ec, n] = co_await http::async_write(client_, sr, use_tuple);
+  auto [ec, n] = co_await http::async_write(*client_, sr, use_tuple);
   if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "writing the response body");
   ex.record.bytes_out += size;
 }
 
-asio::awaitable<void> Session::discard_response(http::response_parser<http::buffer_body>& parser, Exchange& ex) {
+asio::awaitable<void> Session::discard_response(ResponseParser& parser, Exchange& ex) {
   parser.body_limit(boost::none);
+  parser.header_limit(kResponseHeaderLimit);
+  reserve_upstream_reads();
   auto& up_tcp = beast::get_lowest_layer(upstream_->stream);
   up_tcp.expires_after(options_.io_timeout);
   auto sent = std::chrono::steady_clock::now();
@@ -305,9 +343,10 @@ asio::awaitable<void> Session::discard_response(http::response_parser<http::buff
   ex.record.upstream_latency = std::chrono::steady_clock::now() - sent;
   ex.record.upstream_status = parser.get().result_int();
   auto& body = parser.get().body();
+  auto& chunk = parser.is_done() ? down_chunk_ : down_chunk();
   while (!parser.is_done()) {
-    body.data = down_chunk_.data();
-    body.size = down_chunk_.size();
+    body.data = chunk.data();
+    body.size = chunk.size();
     auto [rec, rn] = co_await http::async_read(upstream_->stream, upstream_->buffer, parser, use_tuple);
     if (rec && rec != http::error::need_buffer) throw boost::system::system_error(rec, "reading the upstream body");
   }
@@ -328,19 +367,19 @@ asio::awaitable<void> Session::tunnel() {
   state_ = State::streaming;
   client_tcp().expires_never();
   beast::get_lowest_layer(upstream_->stream).expires_never();
-  asio::co_spawn(client_.get_executor(), pump(shared_from_this(), true), asio::detached);
+  asio::co_spawn(executor_, pump(shared_from_this(), true), asio::detached);
   co_await pump(shared_from_this(), false);
 }
 
 asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_to_upstream) {
   // Bytes already read past the HTTP header belong to the tunnel.
   beast::flat_buffer& leftover = client_to_upstream ? self->client_buffer_ : self->upstream_->buffer;
-  std::vector<char>& chunk = client_to_upstream ? self->up_chunk_ : self->down_chunk_;
+  std::vector<char>& chunk = client_to_upstream ? self->up_chunk() : self->down_chunk();
   auto write_to = [&](auto buffers) -> asio::awaitable<boost::system::error_code> {
     co_await self->hold_while_blackholed();
     if (self->cut_ || !self->upstream_) co_return asio::error::operation_aborted;
     auto [ec, n] = client_to_upstream ? co_await asio::async_write(self->upstream_->stream, buffers, use_tuple)
-                                      : co_await asio::async_write(self->client_, buffers, use_tuple);
+                                      : co_await asio::async_write(*self->client_, buffers, use_tuple);
     co_return ec;
   };
   if (leftover.size() > 0) {
@@ -353,7 +392,7 @@ asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_t
   }
   for (;;) {
     if (self->cut_ || !self->upstream_) break;
-    auto [ec, n] = client_to_upstream ? co_await self->client_.async_read_some(asio::buffer(chunk), use_tuple)
+    auto [ec, n] = client_to_upstream ? co_await self->client_->async_read_some(asio::buffer(chunk), use_tuple)
                                       : co_await self->upstream_->stream.async_read_some(asio::buffer(chunk), use_tuple);
     if (ec) break;
     if (co_await write_to(asio::buffer(chunk.data(), n))) break;

@@ -9,6 +9,13 @@
 
 #include <spdlog/spdlog.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+#include <atomic>
+#include <mutex>
+
 #include "faultline/net/accept_failures.hpp"
 #include "server_impl.hpp"
 #include "session.hpp"
@@ -35,8 +42,26 @@ asio::awaitable<void> back_off_after_accept_error(Server::Impl& impl, net::Accep
   co_await pause.async_wait(use_tuple);
 }
 
+// Connections refused at the limit, reported at most once every 10 s.
+class RejectionReport {
+ public:
+  void count(std::size_t limit) {
+    ++unreported_;
+    auto now = std::chrono::steady_clock::now();
+    if (last_ && now - *last_ < std::chrono::seconds(10)) return;
+    spdlog::warn("{} connection(s) refused: {} client connections are open (--max-connections)", unreported_, limit);
+    unreported_ = 0;
+    last_ = now;
+  }
+
+ private:
+  std::uint64_t unreported_ = 0;
+  std::optional<std::chrono::steady_clock::time_point> last_;
+};
+
 asio::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> impl) {
   net::AcceptFailures failures;
+  RejectionReport rejections;
   for (;;) {
     if (!impl->acceptor || !impl->acceptor->is_open()) co_return;
     auto [ec, accepted] = co_await impl->acceptor->async_accept(asio::make_strand(impl->ioc), use_tuple);
@@ -53,6 +78,14 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> impl) {
     auto outage = impl->engine.outage(impl->clock.now());
     if (outage && outage->mode != faults::actions::Outage::Mode::blackhole) {
       reset_socket(socket);  // the "apiserver" is down: connections die at once
+      continue;
+    }
+    if (impl->at_connection_limit()) {
+      // Closed before any TLS work: a refused connection costs a descriptor for a moment, no memory.
+      boost::system::error_code cec;
+      socket.close(cec);
+      rejections.count(impl->options.max_connections);
+      if (impl->observer) impl->observer->connection_rejected();
       continue;
     }
     boost::system::error_code nec;
@@ -79,7 +112,8 @@ Server::Impl::Impl(asio::io_context& io, ServerOptions opts, faults::Engine& eng
       upstream_tls(net::make_client_context(options.upstream.tls)),
       listener_strand(asio::make_strand(io)),
       reopen_timer(listener_strand),
-      drain_timer(listener_strand) {}
+      drain_timer(listener_strand),
+      trim_timer(listener_strand) {}
 
 void Server::Impl::open_listener() {
   tcp::acceptor a(listener_strand);
@@ -135,6 +169,38 @@ void Server::Impl::forget(const Session* session) {
   if (stopping && sessions.empty()) {
     asio::post(listener_strand, [self = shared_from_this()] { self->drain_timer.cancel(); });
   }
+  if (!trim_scheduled && !stopping) {
+    trim_scheduled = true;
+    asio::post(listener_strand, [self = shared_from_this()] { self->schedule_trim(); });
+  }
+}
+
+bool Server::Impl::at_connection_limit() const {
+  if (options.max_connections == 0) return false;
+  std::lock_guard lock(mutex);
+  return sessions.size() >= options.max_connections;
+}
+
+// glibc keeps freed memory in its arenas for reuse: after a burst of connections the process held
+// hundreds of MB it no longer used. A second after connections end (once per second at most, as
+// long as they keep ending), what is free goes back to the system.
+void Server::Impl::schedule_trim() {
+  if (stopping) {
+    std::lock_guard lock(mutex);
+    trim_scheduled = false;
+    return;
+  }
+  trim_timer.expires_after(std::chrono::seconds(1));
+  trim_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    {
+      std::lock_guard lock(self->mutex);
+      self->trim_scheduled = false;
+    }
+    if (ec) return;
+#if defined(__GLIBC__)
+    ::malloc_trim(0);
+#endif
+  });
 }
 
 // Runs on any thread; listener changes are posted to the listener strand.
@@ -180,6 +246,7 @@ void Server::Impl::stop(std::chrono::milliseconds drain) {
   asio::post(listener_strand, [self = shared_from_this(), drain] {
     self->close_listener();
     self->reopen_timer.cancel();
+    self->trim_timer.cancel();
     auto live = self->live_sessions();
     spdlog::info("stopping: {} open connections, draining up to {} ms", live.size(), drain.count());
     for (auto& session : live) session->drain();
@@ -216,5 +283,39 @@ void Server::enforce_outage() { impl_->enforce_outage(); }
 void Server::stop(std::chrono::milliseconds drain) { impl_->stop(drain); }
 
 std::size_t Server::open_connections() const { return impl_->live_sessions().size(); }
+
+namespace {
+std::atomic<std::uint64_t> escaped_exceptions{0};
+std::mutex escaped_report_mutex;
+std::optional<std::chrono::steady_clock::time_point> escaped_last_report;
+std::uint64_t escaped_reported = 0;
+
+void report_escaped(const char* what) {
+  auto total = ++escaped_exceptions;
+  std::lock_guard lock(escaped_report_mutex);
+  auto now = std::chrono::steady_clock::now();
+  if (escaped_last_report && now - *escaped_last_report < std::chrono::seconds(10)) return;
+  spdlog::error("internal error in the relay: {} ({} such error(s) so far, {} since the last report; the affected "
+                "connection was dropped, the proxy carries on)",
+                what, total, total - escaped_reported);
+  escaped_reported = total;
+  escaped_last_report = now;
+}
+}  // namespace
+
+void run_relay_thread(asio::io_context& ioc) {
+  for (;;) {
+    try {
+      ioc.run();
+      return;
+    } catch (const std::exception& e) {
+      report_escaped(e.what());
+    } catch (...) {
+      report_escaped("unknown exception");
+    }
+  }
+}
+
+std::uint64_t escaped_handler_exceptions() { return escaped_exceptions.load(); }
 
 }  // namespace faultline::proxy

@@ -39,12 +39,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   boost::asio::ip::tcp::endpoint bound;
   boost::asio::steady_timer reopen_timer;
   boost::asio::steady_timer drain_timer;
+  boost::asio::steady_timer trim_timer;  // returns freed memory to the system after connections end
 
   // Live sessions and outage bookkeeping.
   mutable std::mutex mutex;
   std::unordered_map<const Session*, std::weak_ptr<Session>> sessions;  // removed by ~Session
   std::optional<faults::Clock::time_point> enforced_until;
   bool listener_refused = false;
+  bool trim_scheduled = false;
   std::atomic<bool> stopping{false};
   std::atomic<std::uint64_t> next_conn{1};
 
@@ -54,6 +56,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   void schedule_reopen(faults::Clock::duration after);
   void enforce_outage();
   void forget(const Session* session);
+  bool at_connection_limit() const;
+  void schedule_trim();
   std::list<std::shared_ptr<Session>> live_sessions();
   void stop(std::chrono::milliseconds drain);
 };

@@ -5,6 +5,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -64,15 +65,12 @@ Session::Session(std::shared_ptr<Server::Impl> server, tcp::socket socket, std::
       options_(server_->options),
       id_(id),
       peer_(endpoint_text(socket)),
-      client_(beast::tcp_stream(std::move(socket)), server_->server_tls),
-      up_chunk_(options_.relay_buffer),
-      down_chunk_(options_.relay_buffer) {
-  client_buffer_.reserve(options_.relay_buffer);  // reads are as large as the free capacity
-}
+      executor_(socket.get_executor()),
+      plain_(std::move(socket)) {}
 
 Session::~Session() { server_->forget(this); }
 
-void Session::start() { asio::co_spawn(client_.get_executor(), run(shared_from_this()), asio::detached); }
+void Session::start() { asio::co_spawn(executor_, run(shared_from_this()), asio::detached); }
 
 asio::awaitable<void> Session::run(std::shared_ptr<Session> self) {
   if (self->server_->observer) self->server_->observer->connection_opened();
@@ -88,8 +86,11 @@ asio::awaitable<void> Session::run(std::shared_ptr<Session> self) {
 }
 
 asio::awaitable<void> Session::serve() {
+  if (!co_await wait_for_client_hello()) co_return;
+  client_.emplace(std::move(*plain_), server_->server_tls);
+  plain_.reset();
   client_tcp().expires_after(options_.handshake_timeout);
-  auto [ec] = co_await client_.async_handshake(asio::ssl::stream_base::server, use_tuple);
+  auto [ec] = co_await client_->async_handshake(asio::ssl::stream_base::server, use_tuple);
   if (ec) {
     spdlog::debug("conn {} ({}): TLS handshake failed: {}", id_, peer_, ec.message());
     co_return;
@@ -103,14 +104,28 @@ asio::awaitable<void> Session::serve() {
   if (!cut_) co_await close_gracefully();
 }
 
+// Waits (within the handshake timeout) until the client has sent something, without reading it:
+// a connection that never starts its handshake costs no TLS state.
+asio::awaitable<bool> Session::wait_for_client_hello() {
+  using namespace asio::experimental::awaitable_operators;
+  char byte = 0;
+  asio::steady_timer timer(executor_, options_.handshake_timeout);
+  auto first = co_await (plain_->socket().async_receive(asio::buffer(&byte, 1), tcp::socket::message_peek, use_tuple) ||
+                         timer.async_wait(use_tuple));
+  if (first.index() != 0) co_return false;  // the handshake timeout passed
+  auto [ec, n] = std::get<0>(first);
+  co_return !ec && n > 0 && !cut_;
+}
+
 // Waits for the first byte of the next request: the idle (keep-alive) timeout applies here, the
 // header timeout only once a request has started.
 asio::awaitable<bool> Session::wait_for_request(bool first) {
   state_ = State::idle;
   if (draining_) co_return false;
+  release_idle_buffers();
   if (client_buffer_.size() == 0) {
     client_tcp().expires_after(first ? options_.header_timeout : options_.idle_timeout);
-    auto [ec, n] = co_await client_.async_read_some(client_buffer_.prepare(4096), use_tuple);
+    auto [ec, n] = co_await client_->async_read_some(client_buffer_.prepare(4096), use_tuple);
     if (ec) co_return false;
     client_buffer_.commit(n);
   }
@@ -123,7 +138,7 @@ asio::awaitable<bool> Session::serve_request() {
   ex.parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
   ex.parser.body_limit(boost::none);
   client_tcp().expires_after(options_.header_timeout);
-  auto [ec, n] = co_await http::async_read_header(client_, client_buffer_, ex.parser, use_tuple);
+  auto [ec, n] = co_await http::async_read_header(*client_, client_buffer_, ex.parser, use_tuple);
   if (ec == http::error::header_limit) {
     co_await write_simple_error(431, "request header too large");
     co_return false;
@@ -135,6 +150,13 @@ asio::awaitable<bool> Session::serve_request() {
     co_return false;
   }
   auto& req = ex.parser.get();
+  // A Transfer-Encoding whose last coding is not chunked leaves the body's length unknown: the
+  // request cannot be framed, so it is refused and the connection closed (RFC 9112 section 6.3).
+  if (req.count(http::field::transfer_encoding) > 0 && !ex.parser.chunked()) {
+    co_await write_simple_error(400, "Transfer-Encoding must end with chunked");
+    co_return false;
+  }
+  single_content_length(ex.parser);
   ex.started = std::chrono::steady_clock::now();
   ex.record.start = std::chrono::system_clock::now();
   ex.record.conn = id_;
@@ -181,7 +203,7 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
       co_return true;
     }
     if (!d.discard_response) co_return co_await relay_response(ex);
-    http::response_parser<http::buffer_body> parser;
+    ResponseParser parser;
     co_await discard_response(parser, ex);
   }
   if (d.hang) {
@@ -195,15 +217,35 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
 }
 
 asio::awaitable<void> Session::write_local_response(Exchange& ex, const faults::HttpResponse& response) {
+  if (response.code < 200 || response.code > 599) {
+    // An interim (1xx) code cannot end an exchange: the client would wait for the final answer.
+    spdlog::error("conn {}: rule '{}' answers {}, which is not a final status; answering 500", id_, ex.record.rule,
+                  response.code);
+    faults::Status status;
+    status.code = 500;
+    status.reason = "InternalError";
+    status.message = "faultline-proxy: rule '" + ex.record.rule + "' answers " + std::to_string(response.code) +
+                     ", which is not a final HTTP status";
+    co_await write_local_response(ex, faults::status_response(status));
+    co_return;
+  }
   http::response<http::string_body> res{static_cast<http::status>(response.code), 11};
   for (const auto& header : response.headers) res.set(header.name, header.value);
-  res.body() = response.body;
   res.keep_alive(ex.client_keep_alive && !draining_);
-  res.prepare_payload();
+  // 204 and 304 never have a body (nor a length); the answer to HEAD has the length of the body
+  // a GET would get, without the body.
+  bool bodiless_status = response.code == 204 || response.code == 304;
+  bool head = ex.parser.get().method() == http::verb::head;
+  if (bodiless_status) {
+    res.erase(http::field::content_length);
+  } else {
+    res.content_length(response.body.size());
+    if (!head) res.body() = response.body;
+  }
   client_tcp().expires_after(options_.io_timeout);
-  co_await http::async_write(client_, res, asio::use_awaitable);
+  co_await http::async_write(*client_, res, asio::use_awaitable);
   ex.record.status = response.code;
-  ex.record.bytes_out += response.body.size();
+  ex.record.bytes_out += res.body().size();
 }
 
 asio::awaitable<void> Session::write_simple_error(int code, const char* message) {
@@ -213,20 +255,23 @@ asio::awaitable<void> Session::write_simple_error(int code, const char* message)
   res.keep_alive(false);
   res.prepare_payload();
   client_tcp().expires_after(options_.io_timeout);
-  co_await http::async_write(client_, res, use_tuple);
+  co_await http::async_write(*client_, res, use_tuple);
 }
 
 // Reads and drops the rest of the request body, so the connection can carry the next request
 // (or be closed without a RST caused by unread data).
 asio::awaitable<void> Session::discard_request_body(Exchange& ex) {
   auto& body = ex.parser.get().body();
+  if (ex.parser.is_done()) co_return;
+  auto& chunk = up_chunk();
+  reserve_client_reads();
   while (!ex.parser.is_done()) {
-    body.data = up_chunk_.data();
-    body.size = up_chunk_.size();
+    body.data = chunk.data();
+    body.size = chunk.size();
     client_tcp().expires_after(options_.io_timeout);
-    auto [ec, n] = co_await http::async_read(client_, client_buffer_, ex.parser, use_tuple);
+    auto [ec, n] = co_await http::async_read(*client_, client_buffer_, ex.parser, use_tuple);
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec);
-    ex.record.bytes_in += up_chunk_.size() - body.size;
+    ex.record.bytes_in += chunk.size() - body.size;
   }
 }
 
@@ -243,6 +288,23 @@ asio::awaitable<void> Session::answer_upstream_unreachable(Exchange& ex) {
   status.message = "faultline-proxy: the upstream apiserver " + upstream + " is unreachable: " + ex.upstream_failure;
   if (ex.expects_continue) ex.client_keep_alive = false;  // its body was never asked for
   else co_await discard_request_body(ex);
+  co_await write_local_response(ex, faults::status_response(status));
+}
+
+// Upstream answered with something that is not a valid HTTP response (a bad status line, an
+// oversized header, conflicting framing, endless interim responses), and nothing of it reached
+// the client yet: the client gets a 502 with a Kubernetes Status, as from a gateway, instead of a
+// dropped connection. The upstream connection is in an unknown state and is closed; the client's
+// request was read completely, so its connection can carry the next request.
+asio::awaitable<void> Session::answer_bad_gateway(Exchange& ex, const std::string& why) {
+  close_upstream();
+  const std::string upstream = options_.upstream.endpoint.to_string();
+  spdlog::warn("conn {}: upstream {} sent an invalid response ({}); answering 502 to {} {}", id_, upstream, why,
+               ex.request.method, path_only(ex.request.target));
+  faults::Status status;
+  status.code = 502;
+  status.reason = std::string(faults::reason_for_code(502));
+  status.message = "faultline-proxy: the upstream apiserver " + upstream + " sent an invalid response: " + why;
   co_await write_local_response(ex, faults::status_response(status));
 }
 
@@ -271,8 +333,9 @@ asio::awaitable<void> Session::hang(std::optional<std::chrono::milliseconds> lim
   state_ = State::streaming;
   if (limit) client_tcp().expires_after(*limit);
   else client_tcp().expires_never();
+  char sink[4096];
   for (;;) {
-    auto [ec, n] = co_await client_.async_read_some(asio::buffer(down_chunk_), use_tuple);
+    auto [ec, n] = co_await client_->async_read_some(asio::buffer(sink), use_tuple);
     if (ec) break;
   }
   if (!cut_) cut_now(Cut::close);
@@ -281,13 +344,40 @@ asio::awaitable<void> Session::hang(std::optional<std::chrono::milliseconds> lim
 asio::awaitable<void> Session::close_gracefully() {
   if (cut_) co_return;
   client_tcp().expires_after(std::chrono::seconds(2));
-  co_await client_.async_shutdown(use_tuple);  // close_notify; the peer may or may not answer
+  co_await client_->async_shutdown(use_tuple);  // close_notify; the peer may or may not answer
   cut_now(Cut::close);
 }
 
 asio::awaitable<void> Session::sleep(std::chrono::milliseconds d) {
-  asio::steady_timer timer(client_.get_executor(), d);
+  asio::steady_timer timer(executor_, d);
   co_await timer.async_wait(use_tuple);
+}
+
+std::vector<char>& Session::up_chunk() {
+  if (up_chunk_.empty()) up_chunk_.resize(options_.relay_buffer);
+  return up_chunk_;
+}
+
+std::vector<char>& Session::down_chunk() {
+  if (down_chunk_.empty()) down_chunk_.resize(options_.relay_buffer);
+  return down_chunk_;
+}
+
+// Beast reads into a flat_buffer only as much as its free capacity (at least 512 bytes): without
+// room reserved, a 100 MB body crossed the proxy in 512-byte reads and 512-byte TLS records.
+void Session::reserve_client_reads() {
+  if (client_buffer_.capacity() < options_.relay_buffer) client_buffer_.reserve(options_.relay_buffer);
+}
+
+void Session::reserve_upstream_reads() {
+  if (upstream_ && upstream_->buffer.capacity() < options_.relay_buffer) upstream_->buffer.reserve(options_.relay_buffer);
+}
+
+void Session::release_idle_buffers() {
+  std::vector<char>().swap(up_chunk_);
+  std::vector<char>().swap(down_chunk_);
+  if (client_buffer_.size() == 0) client_buffer_.shrink_to_fit();  // bytes of a pipelined request stay
+  if (upstream_ && upstream_->buffer.size() == 0) upstream_->buffer.shrink_to_fit();
 }
 
 void Session::cut_now(Cut how) {
@@ -316,11 +406,11 @@ void Session::close_upstream() {
 }
 
 void Session::abort(Cut how) {
-  asio::post(client_.get_executor(), [self = shared_from_this(), how] { self->cut_now(how); });
+  asio::post(executor_, [self = shared_from_this(), how] { self->cut_now(how); });
 }
 
 void Session::drain() {
-  asio::post(client_.get_executor(), [self = shared_from_this()] {
+  asio::post(executor_, [self = shared_from_this()] {
     self->draining_ = true;
     if (self->state_ == State::idle || self->state_ == State::handshake) self->cut_now(Cut::close);
     if (self->state_ == State::streaming) self->cut_now(Cut::close);

@@ -31,6 +31,38 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
+// Beast stores a header field's name and value lengths in 16 bits and throws std::length_error
+// (from inside the read operation, where no coroutine can catch it) for a longer one. This parser
+// refuses such a field first, with the same error as an oversized header, so a client sending one
+// gets 431 and an upstream sending one gets 502.
+template <bool isRequest>
+class BoundedParser : public http::parser<isRequest, http::buffer_body> {
+ public:
+  // Longest field name or value Beast can store (its offsets count two more bytes, ": ").
+  static constexpr std::size_t kMaxFieldBytes = 65535 - 2;
+
+ private:
+  void on_field_impl(http::field name, beast::string_view name_string, beast::string_view value,
+                     boost::system::error_code& ec) override {
+    if (name_string.size() > kMaxFieldBytes || value.size() > kMaxFieldBytes) {
+      ec = http::error::header_limit;
+      return;
+    }
+    this->get().insert(name, name_string, value);
+  }
+};
+using RequestParser = BoundedParser<true>;
+using ResponseParser = BoundedParser<false>;
+
+// Identical repeated Content-Length fields (the parser refuses differing ones) go on as one.
+template <class Parser>
+void single_content_length(Parser& parser) {
+  auto& message = parser.get();
+  if (auto length = parser.content_length(); length && message.count(http::field::content_length) > 1) {
+    message.content_length(*length);
+  }
+}
+
 // The upstream (kube-apiserver) connection of one client connection, kept alive between requests.
 struct Upstream {
   Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls) : stream(executor, tls) {}
@@ -41,7 +73,7 @@ struct Upstream {
 
 // One request/response in flight.
 struct Exchange {
-  http::request_parser<http::buffer_body> parser;
+  RequestParser parser;
   faults::Request request;
   faults::Plan plan;
   Disposition disposition;
@@ -69,6 +101,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   static asio::awaitable<void> run(std::shared_ptr<Session> self);
   asio::awaitable<void> serve();
+  asio::awaitable<bool> wait_for_client_hello();
   asio::awaitable<bool> wait_for_request(bool first);
   asio::awaitable<bool> serve_request();
   asio::awaitable<bool> carry_out(Exchange& ex);
@@ -76,6 +109,7 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::awaitable<void> write_simple_error(int code, const char* message);
   asio::awaitable<void> discard_request_body(Exchange& ex);
   asio::awaitable<void> answer_upstream_unreachable(Exchange& ex);
+  asio::awaitable<void> answer_bad_gateway(Exchange& ex, const std::string& why);
   asio::awaitable<void> hold_while_blackholed();
   asio::awaitable<void> hang(std::optional<std::chrono::milliseconds> limit);
   asio::awaitable<void> close_gracefully();
@@ -87,8 +121,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // False when upstream could not be reached and nothing was sent (ex.upstream_failure says why).
   asio::awaitable<bool> send_request(Exchange& ex);
   asio::awaitable<bool> relay_response(Exchange& ex);
-  asio::awaitable<void> discard_response(http::response_parser<http::buffer_body>& parser, Exchange& ex);
-  asio::awaitable<bool> stream_body(http::response_parser<http::buffer_body>& parser, Exchange& ex,
+  asio::awaitable<void> discard_response(ResponseParser& parser, Exchange& ex);
+  asio::awaitable<bool> stream_body(ResponseParser& parser, Exchange& ex,
                                     WatchFilter* filter);
   asio::awaitable<void> write_body_piece(http::serializer<false, http::buffer_body>& sr,
                                          http::response<http::buffer_body>& res, const char* data, std::size_t size,
@@ -99,16 +133,28 @@ class Session : public std::enable_shared_from_this<Session> {
   void prepare_upstream_request(Exchange& ex);
   void prepare_client_response(http::response<http::buffer_body>& res, const Exchange& ex, bool upgrade);
 
+  // The relay buffers exist only while a request or a tunnel uses them: an idle connection (or
+  // one still in its TLS handshake) holds none of them.
+  std::vector<char>& up_chunk();
+  std::vector<char>& down_chunk();
+  void reserve_client_reads();
+  void reserve_upstream_reads();
+  void release_idle_buffers();
+
   void cut_now(Cut how);
   void close_upstream();
   void finish(Exchange& ex);
-  beast::tcp_stream& client_tcp() { return beast::get_lowest_layer(client_); }
+  beast::tcp_stream& client_tcp() { return client_ ? beast::get_lowest_layer(*client_) : *plain_; }
 
   std::shared_ptr<Server::Impl> server_;
   const ServerOptions& options_;
   std::uint64_t id_;
   std::string peer_;
-  TlsStream client_;
+  asio::any_io_executor executor_;  // the connection's strand
+  // The TLS stream (OpenSSL's state and record buffers, about 70 KB) is made once the client has
+  // sent its first byte; until then the connection is the plain TCP stream.
+  std::optional<beast::tcp_stream> plain_;
+  std::optional<TlsStream> client_;
   beast::flat_buffer client_buffer_;
   std::unique_ptr<Upstream> upstream_;
   std::vector<char> up_chunk_;    // request body bytes on their way upstream

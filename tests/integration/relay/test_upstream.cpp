@@ -111,6 +111,7 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
     for (;;) {
       http::request_parser<http::buffer_body> parser;
       parser.body_limit(boost::none);
+      parser.header_limit(1024 * 1024);  // as kube-apiserver's; the proxy's limits are what is tested
       auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
       if (ec) break;
       auto& req = parser.get();
@@ -126,6 +127,11 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
         keep_going = co_await send_chunks(stream);
       } else if (path == "/echo" && beast::iequals(req[http::field::upgrade], "faultline-echo")) {
         co_await echo(stream, buffer);
+      } else if (path == "/headers") {
+        keep_going = co_await echo_headers(stream, buffer, parser);
+      } else if (path.starts_with("/raw/")) {
+        auto count = url->params().find("count");
+        co_await send_raw(stream, path.substr(5), count == url->params().end() ? 1 : std::stoi((*count).value));
       } else {
         http::response<http::string_body> res{http::status::not_found, 11};
         res.body() = "no such test endpoint\n";
@@ -208,6 +214,48 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
       if (ec) co_return false;
       ++chunks_written;
     }
+  }
+
+  // The request's header fields, one "name: value" line each, in the order received; the body is
+  // read and dropped.
+  asio::awaitable<bool> echo_headers(Stream& stream, beast::flat_buffer& buffer,
+                                     http::request_parser<http::buffer_body>& parser) {
+    std::vector<char> piece(kPiece);
+    while (!parser.is_done()) {
+      parser.get().body().data = piece.data();
+      parser.get().body().size = piece.size();
+      auto [ec, n] = co_await http::async_read_some(stream, buffer, parser, use_tuple);
+      if (ec && ec != http::error::need_buffer) co_return false;
+    }
+    http::response<http::string_body> res{http::status::ok, 11};
+    res.set(http::field::content_type, "text/plain");
+    for (const auto& field : parser.get()) {
+      res.body() += std::string(field.name_string()) + ": " + std::string(field.value()) + "\n";
+    }
+    res.prepare_payload();
+    auto [ec, n] = co_await http::async_write(stream, res, use_tuple);
+    co_return !ec;
+  }
+
+  // Responses no valid server sends, written as raw bytes; the connection is closed afterwards.
+  asio::awaitable<void> send_raw(Stream& stream, std::string what, int count) {
+    const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+    std::string out;
+    if (what == "bad-status") {
+      out = "HTTP/1.1 twohundred OK\r\nContent-Length: 2\r\n\r\nok";
+    } else if (what == "big-header") {
+      out = "HTTP/1.1 200 OK\r\nX-Big: " + std::string(20 * 1024, 'b') + "\r\nContent-Length: 2\r\n\r\nok";
+    } else if (what == "huge-field") {
+      out = "HTTP/1.1 200 OK\r\nX-Huge: " + std::string(70 * 1024, 'h') + "\r\nContent-Length: 2\r\n\r\nok";
+    } else if (what == "length-and-chunked") {
+      out = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+    } else if (what == "interim") {  // `count` interim responses, then 200 "ok"
+      for (int i = 0; i < count; ++i) out += "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n";
+      out += ok;
+    } else {
+      out = "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n";
+    }
+    co_await asio::async_write(stream, asio::buffer(out), use_tuple);
   }
 
   // 101, a greeting in the same write (so the relay receives tunnel bytes together with the

@@ -7,6 +7,12 @@
 //   GET  /chunks         a chunked stream; each chunk leaves only when the test releases it
 //   GET  /echo           with "Connection: Upgrade, Upgrade: faultline-echo": 101, then "hello\n"
 //                        and every byte received is written back (a raw tunnel, as exec uses)
+//   ANY  /headers        the request's header fields as "name: value" lines (the body is dropped)
+//   GET  /raw/<what>     an invalid response, then the connection closes: bad-status (status
+//                        line), big-header (a 20 KiB field), huge-field (a 70 KiB field),
+//                        length-and-chunked (Content-Length and Transfer-Encoding), or
+//                        interim?count=N (N "103 Early Hints", then 200 "ok": valid, unless N is
+//                        more than a client accepts)
 // It runs on its own thread; the counters are safe to read from the test thread.
 
 #include <chrono>

@@ -41,6 +41,8 @@ class ProxyMetrics {
   // faultline_open_connections / faultline_open_watches: inc() on open, dec() on close.
   metrics::Gauge& open_connections;
   metrics::Gauge& open_watches;
+  // faultline_connections_rejected_total: connections closed at accept (--max-connections).
+  metrics::Counter& connections_rejected;
 
   std::string render() const { return registry_.render(); }
   // For metrics the proxy wants to add beyond the standard set.

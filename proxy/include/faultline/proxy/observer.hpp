@@ -40,6 +40,8 @@ class Observer {
   virtual ~Observer() = default;
   virtual void connection_opened() {}
   virtual void connection_closed() {}
+  // A connection was closed right after accept: max_connections were open already.
+  virtual void connection_rejected() {}
   virtual void watch_opened() {}
   virtual void watch_closed() {}
   // Once per request, when it is finished (answered, cut, or the stream ended).

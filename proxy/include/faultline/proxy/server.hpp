@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,8 @@ struct ServerOptions {
   std::chrono::milliseconds io_timeout{120000};     // per body read/write on non-streaming requests
   std::chrono::milliseconds connect_timeout{10000}; // upstream TCP + TLS
   std::size_t relay_buffer = 64 * 1024;             // bytes per direction per connection
+  // Client connections open at once; a connection beyond it is closed right after accept.
+  std::size_t max_connections = 4096;
 };
 
 class Server {
@@ -72,5 +75,13 @@ class Server {
  private:
   std::shared_ptr<Impl> impl_;
 };
+
+// Runs `ioc` on the calling thread until it has no work left. An exception that escapes a handler
+// (which would end the process through std::terminate) is logged (the first one, then at most
+// one report every 10 s with the count) and counted, and the thread goes back to running
+// everything else: one connection's failure never takes down the others.
+void run_relay_thread(boost::asio::io_context& ioc);
+// Exceptions run_relay_thread caught so far, in this process.
+std::uint64_t escaped_handler_exceptions();
 
 }  // namespace faultline::proxy
