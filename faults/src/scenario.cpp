@@ -14,9 +14,6 @@
 namespace faultline::faults {
 namespace {
 
-constexpr std::array<std::string_view, 5> invariant_names{
-    "pods-bound", "queue-accounting", "no-orphan-allocations", "no-unexpected-deletes", "bound-to-live-node"};
-
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& line : lines) out += (out.empty() ? "" : "\n") + line;
@@ -59,7 +56,6 @@ void parse_document(const YAML::Node& document, Scenario& scenario, detail::Erro
   scenario.workload = parse_optional_section<Workload>(root, "workload", detail::parse_workload);
   scenario.faults = detail::parse_faults(root.take("faults"), "faults", errors);
   if (auto checks = parse_optional_section<Checks>(root, "checks", detail::parse_checks)) scenario.checks = *checks;
-  else scenario.checks.invariants = detail::default_invariants();
   root.finish();
 }
 
@@ -74,11 +70,28 @@ std::string file_kind(mode_t mode) {
 
 }  // namespace
 
-namespace detail {
-std::vector<std::string> default_invariants() { return {"pods-bound", "bound-to-live-node", "no-unexpected-deletes"}; }
-}  // namespace detail
+const InvariantSpec* find_invariant(std::string_view name) {
+  for (const auto& spec : invariant_specs)
+    if (spec.name == name) return &spec;
+  return nullptr;
+}
 
-std::span<const std::string_view> known_invariants() { return invariant_names; }
+std::vector<std::string> invariant_names() {
+  std::vector<std::string> names;
+  for (const auto& spec : invariant_specs) names.emplace_back(spec.name);
+  return names;
+}
+
+std::vector<std::string> default_invariant_names() {
+  std::vector<std::string> names;
+  for (const auto& spec : invariant_specs)
+    if (spec.by_default) names.emplace_back(spec.name);
+  return names;
+}
+
+std::vector<std::string> Checks::invariants_to_check() const {
+  return invariants ? *invariants : default_invariant_names();
+}
 
 ScenarioError::ScenarioError(std::vector<std::string> errors)
     : std::runtime_error(join_lines(errors)), errors_(std::move(errors)) {}

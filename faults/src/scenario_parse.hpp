@@ -12,7 +12,5 @@ Match parse_match(MapReader& reader);
 std::vector<Rule> parse_faults(const YAML::Node& node, const std::string& path, Errors& errors);
 Workload parse_workload(MapReader& reader);
 Checks parse_checks(MapReader& reader);
-// What `checks.invariants` means when left out: the scheduler-agnostic invariants.
-std::vector<std::string> default_invariants();
 
 }  // namespace faultline::faults::detail

@@ -91,13 +91,14 @@ std::vector<Phase> parse_phases(MapReader& parent) {
 // Every entry must be a known invariant (invariants) or also appear in `allowed` (expect).
 void check_names(MapReader& reader, std::string_view key, const std::vector<std::string>& names,
                  const std::vector<std::string>* allowed) {
-  auto known = known_invariants();
+  std::vector<std::string_view> known;
+  for (const auto& spec : invariant_specs) known.push_back(spec.name);
   for (std::size_t i = 0; i < names.size(); ++i) {
     std::string path = reader.path_of(key) + "[" + std::to_string(i) + "]";
     YAML::Mark mark = reader.take(key)[i].Mark();
-    if (std::find(known.begin(), known.end(), names[i]) == known.end())
+    if (find_invariant(names[i]) == nullptr)
       reader.errors().add(mark, path, "unknown invariant \"" + names[i] + "\" (known: " +
-                                          join({known.begin(), known.end()}) + ")");
+                                          join(known) + ")");
     else if (allowed && std::find(allowed->begin(), allowed->end(), names[i]) == allowed->end())
       reader.errors().add(mark, path, "\"" + names[i] + "\" is not listed in " + reader.path_of("invariants"));
   }
@@ -119,14 +120,14 @@ Checks parse_checks(MapReader& reader) {
     if (settle->count() <= 0) reader.error_at("settle", "must be greater than 0");
     else checks.settle = *settle;
   }
+  // Absent and empty differ: absent checks the default set, `invariants: []` checks nothing.
   if (auto invariants = reader.string_list("invariants")) {
     check_names(reader, "invariants", *invariants, nullptr);
     checks.invariants = *invariants;
-  } else {
-    checks.invariants = default_invariants();
   }
   if (auto expect = reader.string_list("expect")) {
-    check_names(reader, "expect", *expect, &checks.invariants);
+    const std::vector<std::string> checked = checks.invariants_to_check();
+    check_names(reader, "expect", *expect, &checked);
     checks.expect = *expect;
   }
   return checks;

@@ -1,12 +1,14 @@
 #include "faultline/harness/checks.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
 
+#include "faultline/faults/invariants.hpp"
 #include "faultline/harness/time_format.hpp"
 
 namespace faultline::harness {
@@ -164,16 +166,6 @@ std::string to_string(Verdict v) {
         case Verdict::error: return "error";
     }
     return "?";
-}
-
-const std::vector<std::string>& known_checks() {
-    static const std::vector<std::string> names{"pods-bound", "queue-accounting", "no-orphan-allocations",
-                                                "no-unexpected-deletes", "bound-to-live-node"};
-    return names;
-}
-
-bool needs_yunikorn(const std::string& check) {
-    return check == "queue-accounting" || check == "no-orphan-allocations";
 }
 
 CheckResult check_pods_bound(const Observations& obs) {
@@ -348,33 +340,66 @@ CheckResult check_bound_to_live_node(const Observations& obs) {
     return r;
 }
 
+namespace {
+
+using CheckFn = CheckResult (*)(const Observations&);
+
+struct CheckEntry {
+    faults::Invariant invariant;
+    CheckFn check;
+};
+
+// One check per invariant of faults' table. Sized by that table, so an invariant added there
+// without an entry here leaves a hole that the static_assert below rejects.
+constexpr std::array<CheckEntry, faults::invariant_specs.size()> check_table{{
+    {faults::Invariant::pods_bound, &check_pods_bound},
+    {faults::Invariant::queue_accounting, &check_queue_accounting},
+    {faults::Invariant::no_orphan_allocations, &check_no_orphan_allocations},
+    {faults::Invariant::no_unexpected_deletes, &check_no_unexpected_deletes},
+    {faults::Invariant::bound_to_live_node, &check_bound_to_live_node},
+}};
+
+consteval bool every_invariant_has_one_check() {
+    for (const auto& spec : faults::invariant_specs) {
+        int found = 0;
+        for (const auto& entry : check_table) found += entry.invariant == spec.id && entry.check != nullptr ? 1 : 0;
+        if (found != 1) return false;
+    }
+    return true;
+}
+static_assert(every_invariant_has_one_check(), "every invariant in faults::invariant_specs needs exactly one check");
+
+CheckFn check_of(faults::Invariant invariant) {
+    for (const auto& entry : check_table)
+        if (entry.invariant == invariant) return entry.check;
+    return nullptr;  // unreachable: the static_assert covers every invariant
+}
+
+}  // namespace
+
 std::vector<CheckResult> run_checks(const std::vector<std::string>& names, const std::vector<std::string>& expect,
                                     const Observations& obs) {
     for (const auto& e : expect) {
         if (std::find(names.begin(), names.end(), e) == names.end())
             throw std::invalid_argument("expect lists '" + e + "' which is not among the invariants to check");
     }
-    std::vector<CheckResult> results;
+    std::vector<const faults::InvariantSpec*> specs;
     for (const auto& name : names) {
+        const faults::InvariantSpec* spec = faults::find_invariant(name);
+        if (spec == nullptr) throw std::invalid_argument("unknown check '" + name + "'");
+        specs.push_back(spec);
+    }
+    std::vector<CheckResult> results;
+    for (const faults::InvariantSpec* spec : specs) {
         CheckResult r;
-        if (needs_yunikorn(name) && obs.scheduler != kYunikorn) {
-            r.name = name;
+        if (spec->needs_yunikorn && obs.scheduler != kYunikorn) {
+            r.name = std::string(spec->name);
             r.status = CheckStatus::skipped;
             r.summary = "skipped: needs YuniKorn's REST API, scheduler is " + obs.scheduler;
-        } else if (name == "pods-bound") {
-            r = check_pods_bound(obs);
-        } else if (name == "queue-accounting") {
-            r = check_queue_accounting(obs);
-        } else if (name == "no-orphan-allocations") {
-            r = check_no_orphan_allocations(obs);
-        } else if (name == "no-unexpected-deletes") {
-            r = check_no_unexpected_deletes(obs);
-        } else if (name == "bound-to-live-node") {
-            r = check_bound_to_live_node(obs);
         } else {
-            throw std::invalid_argument("unknown check '" + name + "'");
+            r = check_of(spec->id)(obs);
         }
-        r.expectedViolated = std::find(expect.begin(), expect.end(), name) != expect.end();
+        r.expectedViolated = std::find(expect.begin(), expect.end(), spec->name) != expect.end();
         results.push_back(std::move(r));
     }
     return results;

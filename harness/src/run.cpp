@@ -277,9 +277,15 @@ private:
 
 }  // namespace
 
-std::vector<std::string> invariants_of(const faults::Scenario& sc) {
-    if (!sc.checks.invariants.empty()) return sc.checks.invariants;
-    return {"pods-bound", "bound-to-live-node", "no-unexpected-deletes"};
+Verdict check_invariants(const faults::Checks& checks, const std::optional<std::vector<std::string>>& expect,
+                         const Observations& obs, Report& report) {
+    std::vector<std::string> names = checks.invariants_to_check();
+    report.checks = run_checks(names, expect ? *expect : checks.expect, obs);
+    if (names.empty()) {
+        report.notes.push_back("no invariants checked: the scenario lists `invariants: []`, so the verdict says only "
+                               "that the run completed without error");
+    }
+    return decide_verdict(report.checks);
 }
 
 Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::string& text, const ProgressFn& progress) {
@@ -302,8 +308,8 @@ Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::
     obs.harnessUserAgent = kHarnessUserAgent;
     runner.finish_observations(obs);
     try {
-        r.checks = run_checks(invariants_of(sc), o.expect ? *o.expect : sc.checks.expect, obs);
-        r.verdict = ok && r.error.empty() ? decide_verdict(r.checks) : Verdict::error;
+        Verdict checked = check_invariants(sc.checks, o.expect, obs, r);
+        r.verdict = ok && r.error.empty() ? checked : Verdict::error;
     } catch (const std::exception& e) {
         r.error = e.what();
         r.verdict = Verdict::error;

@@ -1,6 +1,8 @@
 // Same scenario + seed + request order => same decisions; another seed => other decisions.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <map>
 #include <thread>
 
 #include "scenario_helpers.hpp"
@@ -73,19 +75,72 @@ TEST(ThreadSafety, ConcurrentDecisionsRespectTheLimitExactly) {
   EXPECT_EQ(engine.counters()[0].fired, 500u);
 }
 
-TEST(ThreadSafety, SwappingSnapshotsWhileDecidingIsSafe) {
-  Engine engine(scenario_with_action("{type: reset}"));
+// Two snapshots that share rule names but not their positions or parameters: in A, `binds` is
+// rule 0 and answers 500 "snapshot-a"; in B it is rule 1 and answers 503 "snapshot-b". Each has a
+// rule for lists that the other lacks. A decision that mixes the two (a name from one snapshot with
+// the index, action or rendered answer of the other) is what a torn read of a swap produces.
+const char* snapshot_a = R"(
+- {name: binds, match: {resources: [pods/binding]}, action: {type: respond, code: 500, message: snapshot-a}}
+- {name: a-lists, match: {verbs: [list]}, action: {type: close}})";
+const char* snapshot_b = R"(
+- {name: b-lists, match: {verbs: [list]}, action: {type: reset}}
+- {name: binds, match: {resources: [pods/binding]}, action: {type: respond, code: 503, message: snapshot-b}})";
+
+// Which snapshot a decision for a bind (or, if not `bind`, a pod list) came from: 'a', 'b', '-' for
+// none (disarmed between load and arm), '?' for a decision no single snapshot makes.
+char snapshot_of(const Plan& plan, bool bind) {
+  if (!plan.fires()) return plan.rule.empty() && plan.rule_index == -1 ? '-' : '?';
+  const auto* respond = plan.response ? &*plan.response : nullptr;
+  auto says = [&](int code, std::string_view text) {
+    return respond && respond->code == code && respond->body.find(text) != std::string::npos &&
+           std::holds_alternative<actions::Respond>(*plan.action);
+  };
+  if (bind && plan.rule == "binds" && plan.rule_index == 0 && says(500, "snapshot-a")) return 'a';
+  if (bind && plan.rule == "binds" && plan.rule_index == 1 && says(503, "snapshot-b")) return 'b';
+  if (bind) return '?';
+  if (plan.rule == "a-lists" && plan.rule_index == 1 && !respond && std::holds_alternative<actions::Close>(*plan.action))
+    return 'a';
+  if (plan.rule == "b-lists" && plan.rule_index == 0 && !respond && std::holds_alternative<actions::Reset>(*plan.action))
+    return 'b';
+  return '?';
+}
+
+TEST(ThreadSafety, EveryDecisionComesFromOneWholeSnapshotWhileSnapshotsAreSwapped) {
+  auto a = scenario_with_faults(snapshot_a);
+  auto b = scenario_with_faults(snapshot_b);
+  Engine engine(a);
   engine.arm(t0());
-  auto other = scenario_with_faults("- {name: other, action: {type: close}}");
+  std::atomic<bool> done{false};
+  std::map<char, std::uint64_t> seen;
+  std::vector<std::string> incoherent;
   std::thread decider([&] {
-    for (int i = 0; i < 2000; ++i) engine.decide(bind_request(), t0());
+    // Until both snapshots have decided many times (the swapper keeps swapping until then), so a
+    // torn read has many swaps to show up in; bounded so a broken engine ends the test, not hangs it.
+    for (std::uint64_t i = 0; i < 5'000'000 && (seen['a'] < 10'000 || seen['b'] < 10'000); ++i) {
+      bool bind = i % 2 == 0;
+      Request request = bind ? bind_request("p" + std::to_string(i % 7)) : make_request("GET", "/api/v1/pods");
+      Plan plan = engine.decide(request, t0());
+      char from = snapshot_of(plan, bind);
+      ++seen[from];
+      if (from == '?' && incoherent.size() < 5)
+        incoherent.push_back(plan.rule + " #" + std::to_string(plan.rule_index) +
+                             (plan.response ? " " + std::to_string(plan.response->code) + " " + plan.response->body : ""));
+    }
+    done = true;
   });
-  for (int i = 0; i < 200; ++i) {
-    engine.load(i % 2 ? other : scenario_with_action("{type: reset}"));
+  for (int i = 0; !done; ++i) {
+    engine.load(i % 2 ? a : b);
     engine.arm(t0());
   }
   decider.join();
-  EXPECT_EQ(engine.counters().size(), 1u);
+  EXPECT_EQ(seen['?'], 0u) << ::testing::PrintToString(incoherent);
+  EXPECT_GE(seen['a'], 10'000u);
+  EXPECT_GE(seen['b'], 10'000u);
+  // The counters belong to the snapshot in force, rule for rule.
+  auto counters = engine.counters();
+  auto current = engine.scenario();
+  ASSERT_EQ(counters.size(), current->faults.size());
+  for (std::size_t i = 0; i < counters.size(); ++i) EXPECT_EQ(counters[i].name, current->faults[i].name);
 }
 
 }  // namespace

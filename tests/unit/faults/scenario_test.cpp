@@ -113,7 +113,9 @@ TEST(GoodScenario, EveryActionType) {
 TEST(GoodScenario, Checks) {
   auto s = load_good("full.yaml");
   EXPECT_EQ(s->checks.settle, Duration{2min});
-  EXPECT_EQ(s->checks.invariants.size(), 5u);
+  EXPECT_EQ(s->checks.invariants_to_check(),
+            (std::vector<std::string>{"pods-bound", "queue-accounting", "no-orphan-allocations",
+                                      "no-unexpected-deletes", "bound-to-live-node"}));
   EXPECT_EQ(s->checks.expect, (std::vector<std::string>{"pods-bound", "queue-accounting"}));
 }
 
@@ -124,9 +126,52 @@ TEST(GoodScenario, MinimalScenarioGetsDefaults) {
   EXPECT_FALSE(s->workload);
   EXPECT_TRUE(s->faults.empty());
   EXPECT_EQ(s->checks.settle, Duration{120s});
-  EXPECT_EQ(s->checks.invariants,
-            (std::vector<std::string>{"pods-bound", "bound-to-live-node", "no-unexpected-deletes"}));
+  EXPECT_FALSE(s->checks.invariants);
+  EXPECT_EQ(s->checks.invariants_to_check(),
+            (std::vector<std::string>{"pods-bound", "no-unexpected-deletes", "bound-to-live-node"}));
   EXPECT_TRUE(s->checks.expect.empty());
+}
+
+std::shared_ptr<const Scenario> with_checks(const std::string& checks_yaml) {
+  return load_scenario_text("apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: unit}\nchecks: " +
+                                checks_yaml + "\n",
+                            "unit.yaml");
+}
+
+// The default set is the scheduler-agnostic invariants: a scenario that says nothing about its
+// checks runs on kube-scheduler without a skipped check.
+TEST(GoodScenario, LeavingInvariantsOutChecksTheSchedulerAgnosticDefaults) {
+  auto names = with_checks("{settle: 30s}")->checks.invariants_to_check();
+  EXPECT_EQ(names, default_invariant_names());
+  EXPECT_FALSE(names.empty());
+  for (const auto& name : names) {
+    ASSERT_NE(find_invariant(name), nullptr) << name;
+    EXPECT_FALSE(find_invariant(name)->needs_yunikorn) << name;
+  }
+}
+
+TEST(GoodScenario, AnExplicitEmptyInvariantListChecksNothing) {
+  auto s = with_checks("{invariants: []}");
+  ASSERT_TRUE(s->checks.invariants);
+  EXPECT_TRUE(s->checks.invariants->empty());
+  EXPECT_TRUE(s->checks.invariants_to_check().empty());
+}
+
+TEST(BadScenario, ExpectingAViolationOfAnEmptyInvariantListIsAnError) {
+  try {
+    with_checks("{invariants: [], expect: [pods-bound]}");
+    FAIL() << "loaded";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("checks.expect[0]: \"pods-bound\" is not listed in checks.invariants"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// Without `invariants`, expect may name any default invariant (and only those).
+TEST(GoodScenario, ExpectWithoutInvariantsIsCheckedAgainstTheDefaults) {
+  EXPECT_EQ(with_checks("{expect: [pods-bound]}")->checks.expect, (std::vector<std::string>{"pods-bound"}));
+  EXPECT_THROW(with_checks("{expect: [queue-accounting]}"), ScenarioError);
 }
 
 TEST(GoodScenario, TheDesignDocumentExampleLoads) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "faultline/faults/duration.hpp"
+#include "faultline/faults/invariants.hpp"
 #include "faultline/faults/rule.hpp"
 
 namespace faultline::faults {
@@ -65,15 +66,16 @@ struct Workload {
   std::vector<Phase> phases;
 };
 
-// Invariant names the harness knows how to check.
-std::span<const std::string_view> known_invariants();
-
 struct Checks {
   Duration settle{std::chrono::seconds(120)};
-  // default when absent: pods-bound, bound-to-live-node, no-unexpected-deletes
-  std::vector<std::string> invariants;
-  // invariants a reproduction expects to be VIOLATED (subset of invariants)
+  // As written: nullopt when the scenario leaves `invariants` out, an empty list for `invariants: []`.
+  std::optional<std::vector<std::string>> invariants;
+  // invariants a reproduction expects to be VIOLATED (subset of invariants_to_check())
   std::vector<std::string> expect;
+
+  // What the harness checks: the listed invariants in the order listed, the default set
+  // (default_invariant_names()) when none are listed, nothing for `invariants: []`.
+  std::vector<std::string> invariants_to_check() const;
 };
 
 struct Scenario {

@@ -25,18 +25,15 @@ struct CheckResult {
     bool failed() const { return status == CheckStatus::violated || status == CheckStatus::no_data; }
 };
 
-// The names the scenario's `checks.invariants` may list.
-const std::vector<std::string>& known_checks();
-bool needs_yunikorn(const std::string& check);
-
 CheckResult check_pods_bound(const Observations& obs);
 CheckResult check_queue_accounting(const Observations& obs);
 CheckResult check_no_orphan_allocations(const Observations& obs);
 CheckResult check_no_unexpected_deletes(const Observations& obs);
 CheckResult check_bound_to_live_node(const Observations& obs);
 
-// Runs the named checks (unknown names throw std::invalid_argument). YuniKorn checks are skipped,
-// saying so, when obs.scheduler is not yunikorn.
+// Runs the named checks, in the order given; the names are faults' invariants (faults/invariants.hpp,
+// unknown names throw std::invalid_argument). Invariants that need YuniKorn are skipped, saying so,
+// when obs.scheduler is not yunikorn. No names, no results.
 std::vector<CheckResult> run_checks(const std::vector<std::string>& names,
                                     const std::vector<std::string>& expect,
                                     const Observations& obs);
@@ -44,7 +41,7 @@ std::vector<CheckResult> run_checks(const std::vector<std::string>& names,
 enum class Verdict { pass, fail, reproduced, error };
 std::string to_string(Verdict v);
 
-// pass: nothing expected, nothing failed. reproduced: exactly the expected checks were violated
+// pass: nothing expected, nothing failed (also with no checks at all). reproduced: exactly the expected checks were violated
 // (with data). Anything else is fail. `error` is decided by the caller when the run itself broke.
 Verdict decide_verdict(const std::vector<CheckResult>& results);
 

@@ -36,7 +36,12 @@ struct RunOptions {
 Report run_scenario(const RunOptions& options, const faults::Scenario& scenario, const std::string& scenarioText,
                     const ProgressFn& progress);
 
-// The checks a scenario asks for (the default set when it lists none).
-std::vector<std::string> invariants_of(const faults::Scenario& scenario);
+// Checks the scenario's invariants (checks.invariants_to_check(): the default set when the scenario
+// lists none, nothing for `invariants: []`) against what was observed, with `expect` overriding
+// checks.expect when set. Fills report.checks, adds a note when nothing is checked, and returns the
+// verdict of the checks (pass when there are none). Throws std::invalid_argument for an expectation
+// that names an invariant not being checked.
+Verdict check_invariants(const faults::Checks& checks, const std::optional<std::vector<std::string>>& expect,
+                         const Observations& obs, Report& report);
 
 }  // namespace faultline::harness
