@@ -25,7 +25,12 @@ std::vector<std::string> JsonFrameSplitter::feed(std::string_view bytes) {
     if (complete_) {
       if (is_space(c)) {
         pending_ += c;
-        if (c == '\n') finish_event(out);  // the newline the apiserver writes after each event
+        if (c == '\n') {
+          finish_event(out);  // the newline the apiserver writes after each event
+        } else if (pending_.size() > limit_) {
+          // Whitespace that never ends in a newline counts against the limit too.
+          throw std::length_error("watch event larger than the framing limit");
+        }
         continue;
       }
       finish_event(out);  // next event starts without a newline in between

@@ -48,6 +48,20 @@ TEST(JsonFrameSplitter, OversizedEventIsAnError) {
   EXPECT_THROW(s.feed(kAdded), std::length_error);
 }
 
+// An upstream that follows an event with whitespace and never a newline must not grow the
+// pending bytes past the limit (found by the watch framer fuzzer).
+TEST(JsonFrameSplitter, WhitespaceAfterAnEventCountsAgainstTheLimit) {
+  JsonFrameSplitter s;
+  s.set_limit(64);
+  EXPECT_TRUE(s.feed("{}").empty());
+  EXPECT_THROW(
+      {
+        for (int i = 0; i < 1000; ++i) s.feed("  \t\r");
+      },
+      std::length_error);
+  EXPECT_LE(s.pending().size(), 65u);
+}
+
 TEST(WatchEvent, TypeAndObject) {
   EXPECT_EQ(watch_event_type(kAdded), "ADDED");
   EXPECT_EQ(watch_event_object(kDeleted), R"({"kind":"Pod","metadata":{"name":"x","labels":{"k":"]}"}}})");
