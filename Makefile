@@ -101,7 +101,7 @@ fuzz-build: deps $(FUZZ_BUILD_DIR)/build.ninja
 # One target for FUZZ_SECONDS. New inputs go to $(FUZZ_BUILD_DIR)/corpus/<target> (the committed
 # seeds under tests/fuzz/corpus stay as they are), crashes to $(FUZZ_BUILD_DIR)/artifacts/<target>.
 # A crash fixed is kept: copy its input to tests/fuzz/crashes/<target>/ (replayed by fuzz-replay).
-fuzz-run-%: fuzz-build
+$(addprefix fuzz-run-,$(FUZZ_TARGETS)): fuzz-run-%: fuzz-build
 	@mkdir -p $(FUZZ_BUILD_DIR)/corpus/$* $(FUZZ_BUILD_DIR)/artifacts/$*
 	set -o pipefail; $(FUZZ_ENV) $(FUZZ_BUILD_DIR)/tests/fuzz/fuzz_$* \
 	  $(FUZZ_BUILD_DIR)/corpus/$* tests/fuzz/corpus/$* \

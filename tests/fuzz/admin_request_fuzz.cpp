@@ -29,6 +29,7 @@
 #include "faultline/admin/proxy_metrics.hpp"
 #include "faultline/faults/clock.hpp"
 #include "faultline/faults/engine.hpp"
+#include "faultline/faults/scenario.hpp"
 #include "fuzz_check.hpp"
 
 namespace {
@@ -68,7 +69,10 @@ struct Proxy {
 
   Proxy() {
     app::count_rule_matches(engine, metrics);
-    check(bridge.replace_scenario(kScenario).errors.empty(), "the starting scenario does not load");
+    // As faultline-proxy loads --scenario at start (parsed once: the snapshot is immutable).
+    static const auto scenario = faults::load_scenario_text(kScenario, "fuzz-admin.yaml");
+    engine.load(scenario);
+    bridge.set_scenario_text(std::string(kScenario));
     app::AuditingObserver observer(audit, metrics);
     for (int i = 0; i < 6; ++i) {  // some audit history; the ring keeps the last 4 (410 is reachable)
       proxy::ExchangeRecord record;
