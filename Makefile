@@ -7,6 +7,8 @@ SHELL := /bin/bash
 
 BUILD_DIR      ?= build
 ASAN_BUILD_DIR ?= build-asan
+TSAN_BUILD_DIR ?= build-tsan
+FUZZ_BUILD_DIR ?= build-fuzz
 BUILD_TYPE     ?= RelWithDebInfo
 JOBS           ?= $(shell nproc)
 CTEST_ARGS     ?=
@@ -25,7 +27,28 @@ RATE      ?=
 SEED      ?=
 OUT       ?=
 
-.PHONY: deps build check sanitize components test test-chaos chaos repro-3355 soak stack-up stack-down stack-status lint clean
+# Fuzzing (make fuzz / make fuzz-ci): Debian's clang 14 and its libFuzzer.
+FUZZ_CXX       ?= clang++-14
+LLVM_BIN       ?= /usr/lib/llvm-14/bin
+FUZZ_SECONDS   ?= 600
+FUZZ_FLAGS     ?=
+FUZZ_TARGETS   := request_classify scenario_load admin_request watch_framer audit_roundtrip
+# Largest input libFuzzer generates per target (bytes).
+FUZZ_MAX_LEN_request_classify := 8192
+FUZZ_MAX_LEN_scenario_load    := 65536
+FUZZ_MAX_LEN_admin_request    := 65536
+FUZZ_MAX_LEN_watch_framer     := 65536
+FUZZ_MAX_LEN_audit_roundtrip  := 8192
+FUZZ_LIMITS    := -rss_limit_mb=2048 -timeout=10
+FUZZ_ENV       := ASAN_SYMBOLIZER_PATH=$(LLVM_BIN)/llvm-symbolizer \
+                  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# What the ThreadSanitizer build builds and runs: the engine's, the relay's and the admin API's
+# unit tests and the relay integration tests (with the faultline-proxy they spawn).
+TSAN_TARGETS   := faults_unit_tests proxy_net_unit proxy_relay_unit proxy_admin_test proxy_app_test \
+                  relay_integration_test faultline-proxy
+
+.PHONY: deps build check sanitize tsan fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
+        repro-3355 soak stack-up stack-down stack-status lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 deps:
 	@scripts/install-deps --check >/dev/null || scripts/install-deps
@@ -53,6 +76,56 @@ sanitize: deps components $(ASAN_BUILD_DIR)/build.ninja
 	cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest -L 'unit|integration' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+$(TSAN_BUILD_DIR)/build.ninja: | deps
+	cmake -S . -B $(TSAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFAULTLINE_SANITIZE=thread -DFAULTLINE_BUILD_E2E=OFF
+
+# ThreadSanitizer build of the proxy's and the engine's tests (not the harness, not e2e). Every
+# process reports into $(TSAN_BUILD_DIR)/tsan-reports, the spawned proxies included: a report
+# there fails the run even when the process that raced was a child whose exit code no test read.
+tsan: deps $(TSAN_BUILD_DIR)/build.ninja
+	cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target $(TSAN_TARGETS)
+	rm -rf $(TSAN_BUILD_DIR)/tsan-reports && mkdir -p $(TSAN_BUILD_DIR)/tsan-reports
+	cd $(TSAN_BUILD_DIR) && status=0 && \
+	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan-suppressions.txt log_path=$(abspath $(TSAN_BUILD_DIR))/tsan-reports/tsan" \
+	  ctest -R '^(unit|integration\.relay)\.' --output-on-failure -j $(JOBS) $(CTEST_ARGS) || status=$$?; \
+	  for f in tsan-reports/*; do [[ -e $$f ]] || continue; echo "== $$f"; cat "$$f"; status=1; done; \
+	  exit $$status
+
+$(FUZZ_BUILD_DIR)/build.ninja: | deps
+	cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DFAULTLINE_FUZZ=ON
+
+fuzz-build: deps $(FUZZ_BUILD_DIR)/build.ninja
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz-targets
+
+# One target for FUZZ_SECONDS. New inputs go to $(FUZZ_BUILD_DIR)/corpus/<target> (the committed
+# seeds under tests/fuzz/corpus stay as they are), crashes to $(FUZZ_BUILD_DIR)/artifacts/<target>.
+# A crash fixed is kept: copy its input to tests/fuzz/crashes/<target>/ (replayed by fuzz-replay).
+$(addprefix fuzz-run-,$(FUZZ_TARGETS)): fuzz-run-%: fuzz-build
+	@mkdir -p $(FUZZ_BUILD_DIR)/corpus/$* $(FUZZ_BUILD_DIR)/artifacts/$*
+	set -o pipefail; $(FUZZ_ENV) $(FUZZ_BUILD_DIR)/tests/fuzz/fuzz_$* \
+	  $(FUZZ_BUILD_DIR)/corpus/$* tests/fuzz/corpus/$* \
+	  -max_total_time=$(FUZZ_SECONDS) -max_len=$(FUZZ_MAX_LEN_$*) $(FUZZ_LIMITS) \
+	  -artifact_prefix=$(FUZZ_BUILD_DIR)/artifacts/$*/ -print_final_stats=1 $(FUZZ_FLAGS) \
+	  2>&1 | tee $(FUZZ_BUILD_DIR)/fuzz-$*.log | { grep -v -E '^#[0-9]+\s+(NEW|REDUCE)' || true; }
+
+# Every kept crash input runs once through its target: none may crash again.
+fuzz-replay: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  inputs=(tests/fuzz/crashes/$$t/*); [[ -e $${inputs[0]} ]] || continue; \
+	  echo "fuzz-replay: $$t: $${#inputs[@]} kept crash inputs"; \
+	  $(FUZZ_ENV) $(FUZZ_BUILD_DIR)/tests/fuzz/fuzz_$$t $(FUZZ_LIMITS) "$${inputs[@]}" >$(FUZZ_BUILD_DIR)/replay-$$t.log 2>&1 \
+	    || { cat $(FUZZ_BUILD_DIR)/replay-$$t.log; exit 1; }; \
+	done
+
+# Each fuzz target for FUZZ_SECONDS (default 10 minutes each; `make -j2 fuzz` runs two at a time),
+# after replaying the kept crash inputs.
+fuzz: fuzz-replay
+	$(MAKE) $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+
+# The CI regression pass: the kept crash inputs, then 60 s of each target.
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=60
 
 # Everything: unit, integration and end-to-end tests (the chaos suite included).
 test: build components
@@ -90,4 +163,4 @@ repro-3355:
 	$(MAKE) chaos SCENARIO=yunikorn-3355-outage SCHEDULER=yunikorn
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(TSAN_BUILD_DIR) $(FUZZ_BUILD_DIR)
