@@ -50,25 +50,9 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
 }
 
-struct Answer {
-  int status = 0;
-  std::string body;
-};
-
-// One plain HTTP request to the admin API, with a bearer token when `token` is not empty.
-Answer admin_get(unsigned short port, const std::string& target, const std::string& token = {}) {
-  asio::io_context ioc;
-  tcp::socket socket(ioc);
-  socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-  http::request<http::empty_body> req{http::verb::get, target, 11};
-  req.set(http::field::host, "127.0.0.1");
-  if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
-  req.keep_alive(false);
-  http::write(socket, req);
-  beast::flat_buffer buffer;
-  http::response<http::string_body> res;
-  http::read(socket, buffer, res);
-  return {static_cast<int>(res.result_int()), res.body()};
+// One plain HTTP GET to the admin API, with a bearer token when `token` is not empty.
+AdminAnswer admin_get(unsigned short port, const std::string& target, const std::string& token = {}) {
+  return admin_request(port, "GET", target, token);
 }
 
 class ProxyHardening : public ::testing::Test {
@@ -95,7 +79,7 @@ class ProxyHardening : public ::testing::Test {
       EXPECT_NE(what.find(problem), std::string::npos) << what;
       return;
     }
-    Answer rules = admin_get(proxy->admin_port(), "/v1/rules");
+    AdminAnswer rules = admin_get(proxy->admin_port(), "/v1/rules");
     ADD_FAILURE() << "the proxy started with token file " << token_file << "; GET /v1/rules without a token got "
                   << rules.status << " " << rules.body;
   }
@@ -236,23 +220,23 @@ TEST_F(ProxyHardening, AuditLinesAreValidJsonWhateverBytesTheClientSent) {
     }
   }
   // The same bytes through the admin API: a query parameter name and a path it echoes in errors.
-  Answer unknown_param = admin_get(proxy->admin_port(), "/v1/rules?%FF%C3=1");
+  AdminAnswer unknown_param = admin_get(proxy->admin_port(), "/v1/rules?%FF%C3=1");
   EXPECT_EQ(unknown_param.status, 400);
-  Answer unknown_path = admin_get(proxy->admin_port(), "/v1/%FE%80");
+  AdminAnswer unknown_path = admin_get(proxy->admin_port(), "/v1/%FE%80");
   EXPECT_EQ(unknown_path.status, 404);
-  for (const Answer* answer : {&unknown_param, &unknown_path}) {
+  for (const AdminAnswer* answer : {&unknown_param, &unknown_path}) {
     boost::system::error_code ec;
     boost::json::parse(answer->body, ec);
     EXPECT_FALSE(ec) << "admin API error body is not valid JSON (" << ec.message() << "): " << answer->body;
     EXPECT_NE(answer->body.find(kReplacement), std::string::npos) << answer->body;
   }
   // The resource label of the request metrics comes from the path as well.
-  Answer metrics = admin_get(proxy->admin_port(), "/metrics");
+  AdminAnswer metrics = admin_get(proxy->admin_port(), "/metrics");
   EXPECT_EQ(metrics.body.find('\xff'), std::string::npos) << "metrics text is not UTF-8";
   EXPECT_NE(metrics.body.find("resource=\"" + std::string(kReplacement) + "pods" + std::string(kReplacement) + "\""),
             std::string::npos)
       << metrics.body;
-  Answer from_api = admin_get(proxy->admin_port(), "/v1/audit?since=0");
+  AdminAnswer from_api = admin_get(proxy->admin_port(), "/v1/audit?since=0");
   ASSERT_EQ(from_api.status, 200);
   ASSERT_TRUE(proxy->stop());  // flushes the audit file
 

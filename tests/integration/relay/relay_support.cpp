@@ -59,12 +59,14 @@ TlsClient::TlsClient(unsigned short port, const std::string& ca_pem, std::chrono
   stream.handshake(asio::ssl::stream_base::client);
 }
 
-AdminAnswer admin_request(unsigned short port, const std::string& method, const std::string& target) {
+AdminAnswer admin_request(unsigned short port, const std::string& method, const std::string& target,
+                          const std::string& token) {
   asio::io_context ioc;
   tcp::socket socket(ioc);
   socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
   http::request<http::empty_body> req{http::string_to_verb(method), target, 11};
   req.set(http::field::host, "127.0.0.1");
+  if (!token.empty()) req.set(http::field::authorization, "Bearer " + token);
   req.keep_alive(false);
   http::write(socket, req);
   beast::flat_buffer buffer;

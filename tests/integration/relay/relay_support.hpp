@@ -68,7 +68,8 @@ struct AdminAnswer {
   int status = 0;
   std::string body;
 };
-AdminAnswer admin_request(unsigned short port, const std::string& method, const std::string& target);
+AdminAnswer admin_request(unsigned short port, const std::string& method, const std::string& target,
+                          const std::string& token = {});
 
 // A free TCP port on 127.0.0.1 with nothing listening (bound, then released).
 unsigned short unused_port();
