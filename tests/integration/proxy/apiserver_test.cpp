@@ -483,8 +483,10 @@ TEST_F(ProxyTest, ProxyOutOfDescriptorsRecoversWhenConnectionsEnd) {
   // `make sanitize`: on boost::system::error_category, right after the first failed accept).
   GTEST_SKIP() << "needs a proxy without sanitizers: the sanitizer runtime itself needs descriptors";
 #endif
+  // --max-connections above what 40 descriptors hold: by default the proxy would stop at
+  // (40 - 64) / 2 = 1 connection and never run out; here accepting itself must fail.
   StackProxy proxy(env->stack, "proxy-fdless", (env->dir() / "proxy-fdless-audit.jsonl").string(),
-                   OpenFilesLimit{40, 40});
+                   OpenFilesLimit{40, 40}, {"--max-connections", "1000"});
   EXPECT_THAT(proxy.log(), HasSubstr("open files limit is 40"));
   asio::io_context io;
   auto listen = net::parse_host_port(proxy.listen());

@@ -42,13 +42,17 @@ inline std::vector<std::string> stack_proxy_args(const LocalStack& stack, const 
 class StackProxy : public ProxyProcess {
  public:
   StackProxy(const LocalStack& stack, const std::string& name, const std::string& audit_log,
-             std::optional<OpenFilesLimit> open_files = std::nullopt)
-      : ProxyProcess(stack.dir(), name, stack_proxy_args(stack, name, audit_log), open_files),
+             std::optional<OpenFilesLimit> open_files = std::nullopt, const std::vector<std::string>& extra_args = {})
+      : ProxyProcess(stack.dir(), name, with(stack_proxy_args(stack, name, audit_log), extra_args), open_files),
         kubeconfig_(proxy_kubeconfig(stack, name)) {}
 
   const fs::path& kubeconfig() const { return kubeconfig_; }
 
  private:
+  static std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& extra) {
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
   fs::path kubeconfig_;
 };
 
