@@ -25,12 +25,10 @@ std::vector<std::string> JsonFrameSplitter::feed(std::string_view bytes) {
     if (complete_) {
       if (is_space(c)) {
         pending_ += c;
-        if (c == '\n') {
-          finish_event(out);  // the newline the apiserver writes after each event
-        } else if (pending_.size() > limit_) {
-          // Whitespace that never ends in a newline counts against the limit too.
-          throw std::length_error("watch event larger than the framing limit");
-        }
+        // The whitespace after an event is part of it (it is relayed with it): it counts against
+        // the limit too, whether or not a newline ever ends it.
+        if (pending_.size() > limit_) throw std::length_error("watch event larger than the framing limit");
+        if (c == '\n') finish_event(out);  // the newline the apiserver writes after each event
         continue;
       }
       finish_event(out);  // next event starts without a newline in between

@@ -42,13 +42,19 @@ T number(std::string_view text) {
   return value;
 }
 
-// Microseconds since the epoch, folded into what the format can hold:
-// 0001-01-01T00:00:00.000000Z .. 9999-12-31T23:59:59.999999Z.
+// Microseconds since the epoch, folded into what a system_clock time point can hold: its duration
+// counts nanoseconds in 64 bits (about 1677-09-21 .. 2262-04-11), a narrower range than the
+// format's 0001 .. 9999.
 std::chrono::system_clock::time_point timestamp(std::string_view text) {
-  constexpr std::int64_t lo = -62135596800000000;  // 0001-01-01 in microseconds since the epoch
-  constexpr std::int64_t hi = 253402300799999999;  // 9999-12-31T23:59:59.999999
+  using std::chrono::duration_cast;
+  using std::chrono::microseconds;
+  using clock = std::chrono::system_clock;
+  const std::int64_t lo = duration_cast<microseconds>(clock::time_point::min().time_since_epoch()).count() + 1;
+  const std::int64_t hi = duration_cast<microseconds>(clock::time_point::max().time_since_epoch()).count() - 1;
   auto us = number<std::int64_t>(text);
-  if (us < lo || us > hi) us = lo + static_cast<std::int64_t>(static_cast<std::uint64_t>(us) % static_cast<std::uint64_t>(hi - lo + 1));
+  if (us < lo || us > hi) {
+    us = lo + static_cast<std::int64_t>(static_cast<std::uint64_t>(us) % static_cast<std::uint64_t>(hi - lo + 1));
+  }
   return std::chrono::system_clock::time_point(std::chrono::microseconds(us));
 }
 

@@ -62,6 +62,19 @@ TEST(JsonFrameSplitter, WhitespaceAfterAnEventCountsAgainstTheLimit) {
   EXPECT_LE(s.pending().size(), 65u);
 }
 
+// What comes out, the event with its newline, is what the limit bounds.
+TEST(JsonFrameSplitter, AnEventWithItsNewlineIsBoundedByTheLimit) {
+  JsonFrameSplitter fits;
+  fits.set_limit(8);
+  auto events = fits.feed("{\"a\":1}\n");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0], "{\"a\":1}\n");
+  JsonFrameSplitter over;
+  over.set_limit(8);
+  EXPECT_TRUE(over.feed("{\"a\":12}").empty());
+  EXPECT_THROW(over.feed("\n"), std::length_error);
+}
+
 TEST(WatchEvent, TypeAndObject) {
   EXPECT_EQ(watch_event_type(kAdded), "ADDED");
   EXPECT_EQ(watch_event_object(kDeleted), R"({"kind":"Pod","metadata":{"name":"x","labels":{"k":"]}"}}})");
