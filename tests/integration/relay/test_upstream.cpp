@@ -119,8 +119,9 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
       std::string path = url ? std::string(url->path()) : std::string();
       bool keep_going = false;
       if (path == "/bytes") {
-        auto size = url->params().find("size");
-        keep_going = co_await send_bytes(stream, size == url->params().end() ? 0 : std::stoull((*size).value));
+        auto size_param = url->params().find("size");
+        const std::uint64_t size = size_param == url->params().end() ? 0 : std::stoull((*size_param).value);
+        keep_going = co_await send_bytes(stream, size);
       } else if (path == "/digest") {
         keep_going = co_await digest(stream, buffer, parser);
       } else if (path == "/chunks") {
@@ -130,8 +131,12 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
       } else if (path == "/headers") {
         keep_going = co_await echo_headers(stream, buffer, parser);
       } else if (path.starts_with("/raw/")) {
-        auto count = url->params().find("count");
-        co_await send_raw(stream, path.substr(5), count == url->params().end() ? 1 : std::stoi((*count).value));
+        // Computed before the co_await: GCC 12 mishandles temporaries of a conditional expression
+        // inside a co_await's arguments (ASan caught a corrupted decoded string here).
+        auto count_param = url->params().find("count");
+        const int count = count_param == url->params().end() ? 1 : std::stoi((*count_param).value);
+        const std::string name = path.substr(5);
+        co_await send_raw(stream, name, count);
       } else {
         http::response<http::string_body> res{http::status::not_found, 11};
         res.body() = "no such test endpoint\n";
