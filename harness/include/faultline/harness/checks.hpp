@@ -45,7 +45,7 @@ std::string to_string(Verdict v);
 // (with data). Anything else is fail. `error` is decided by the caller when the run itself broke.
 Verdict decide_verdict(const std::vector<CheckResult>& results);
 
-// Headline numbers for the report (DESIGN.md "stats").
+// Headline numbers for the report (README "Report": `stats`).
 struct RunStats {
     std::int64_t pods = 0;
     std::int64_t boundPods = 0;

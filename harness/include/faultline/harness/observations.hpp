@@ -73,7 +73,7 @@ struct YunikornSnapshot {
     std::vector<YkNode> nodes;
 };
 
-// One line of the proxy's audit log (DESIGN.md "Audit record").
+// One line of the proxy's audit log (README "Audit record").
 struct AuditRecord {
     std::uint64_t seq = 0;
     std::string ts;

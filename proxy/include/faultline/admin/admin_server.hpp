@@ -1,6 +1,6 @@
 #pragma once
 // The proxy's admin HTTP API (plain HTTP/1.1, 127.0.0.1 by default), served asynchronously on an
-// io_context the caller owns and runs. Endpoints (DESIGN.md "Proxy admin API"):
+// io_context the caller owns and runs. Endpoints (README "Admin API"):
 //   GET  /v1/scenario           running scenario (YAML; JSON with Accept: application/json)
 //   PUT  /v1/scenario           replace it (body YAML); 400 {"errors":[...]} keeps the old one
 //   POST /v1/arm | /v1/disarm   schedule time zero / stop

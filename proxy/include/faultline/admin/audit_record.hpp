@@ -1,5 +1,5 @@
 #pragma once
-// One audit record per request that crossed the proxy (DESIGN.md "Audit record").
+// One audit record per request that crossed the proxy (README "Audit record").
 // The record deliberately has no header fields: an Authorization header can never reach it, and
 // the path is stored through redact_path() so query tokens never reach it either.
 
@@ -46,7 +46,7 @@ class AuditFormatError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The record as a JSON object with exactly the DESIGN.md keys, in DESIGN.md order.
+// The record as a JSON object with exactly the keys of the README's "Audit record", in that order.
 boost::json::object to_json(const AuditRecord& record);
 // One line: serialized object plus '\n'.
 std::string to_json_line(const AuditRecord& record);
