@@ -13,7 +13,8 @@
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/harness/run.hpp"
-#include "faultline/harness/time_format.hpp"
+#include "faultline/harness/scenario_seed.hpp"
+#include "faultline/net/rfc3339.hpp"
 
 namespace fh = faultline::harness;
 namespace ff = faultline::faults;
@@ -69,7 +70,7 @@ private:
 };
 
 std::string default_out_dir(const std::string& scenario) {
-    std::string stamp = fh::format_time(fh::WallClock::now()).substr(0, 19);
+    std::string stamp = faultline::net::format_rfc3339(fh::WallClock::now(), 0).substr(0, 19);
     for (auto& c : stamp) if (c == ':') c = '-';
     return ".run/reports/" + scenario + "-" + stamp;
 }
@@ -82,21 +83,6 @@ std::vector<std::string> split_list(const std::string& text) {
         if (!item.empty()) out.push_back(item);
     }
     return out;
-}
-
-// Replaces the top-level `seed:` line (or adds one) in the scenario's YAML text.
-std::string with_seed(const std::string& text, std::uint64_t seed) {
-    std::istringstream in(text);
-    std::string out;
-    bool replaced = false;
-    for (std::string line; std::getline(in, line);) {
-        if (!replaced && line.rfind("seed:", 0) == 0) {
-            line = "seed: " + std::to_string(seed);
-            replaced = true;
-        }
-        out += line + "\n";
-    }
-    return replaced ? out : "seed: " + std::to_string(seed) + "\n" + out;
 }
 
 // A scenario file read once (within the scenario file bounds: a regular file, at most 1 MiB) and
@@ -243,8 +229,7 @@ int main(int argc, char** argv) {
     auto sc = loaded->scenario;
     std::string text = std::move(loaded->text);
     if (seed_option->count() > 0) {
-        // The proxy reads the seed from the scenario text, so the override goes into the text.
-        text = with_seed(text, seed);
+        text = fh::scenario_with_seed(text, seed);
         try {
             sc = ff::load_scenario_text(text, scenario_file);
         } catch (const ff::ScenarioError& e) {

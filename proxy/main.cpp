@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -166,7 +168,7 @@ std::string client_address(const boost::asio::ip::tcp::endpoint& ep) {
 
 void write_ready_file(const std::string& path, const std::string& listen, const std::string& admin) {
   std::string tmp = path + ".tmp";
-  net::write_file(tmp, "{\"listen\":\"" + listen + "\",\"admin\":\"" + admin + "\"}\n");
+  net::write_file(tmp, boost::json::serialize(boost::json::object{{"listen", listen}, {"admin", admin}}) + "\n");
   fs::rename(tmp, path);  // readers never see a half-written file
 }
 
@@ -216,9 +218,10 @@ int run(const Flags& f) {
   app::count_rule_matches(engine, metrics);
 
   if (!f.scenario.empty()) {
-    auto scenario = faults::load_scenario_file(f.scenario);
+    std::string text = faults::read_scenario_file(f.scenario);
+    auto scenario = faults::load_scenario_text(text, f.scenario);
     engine.load(scenario);
-    bridge.set_scenario_text(net::read_file(f.scenario));
+    bridge.set_scenario_text(std::move(text));
     spdlog::info("scenario '{}' loaded from {} ({} rules)", scenario->metadata.name, f.scenario, scenario->faults.size());
     if (f.arm) engine.arm(clock.now());
   }

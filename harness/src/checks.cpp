@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "faultline/faults/invariants.hpp"
-#include "faultline/harness/time_format.hpp"
+#include "faultline/net/rfc3339.hpp"
 
 namespace faultline::harness {
 namespace {
@@ -46,7 +46,7 @@ public:
     explicit BindHistory(const Observations& obs) : audited_(obs.audit.has_value()) {
         if (!audited_) return;
         for (const auto& rec : *obs.audit) {
-            if (rec.resource == "pods" && rec.subresource == "binding") binds_[rec.ns + "/" + rec.name].push_back(&rec);
+            if (rec.resource == "pods" && rec.subresource == "binding") binds_[rec.namespace_ + "/" + rec.name].push_back(&rec);
         }
     }
 
@@ -63,14 +63,14 @@ public:
     }
 
 private:
-    static std::string time_of(const std::string& ts) {
-        auto t = ts.find('T');
-        return t == std::string::npos ? ts : ts.substr(t + 1);
+    static std::string time_of(WallTime ts) {
+        const std::string text = net::format_rfc3339(ts, 6);
+        return text.substr(text.find('T') + 1);
     }
     static std::string outcome(const AuditRecord& rec) {
-        std::string by_rule = rec.rule.empty() ? "" : " by rule " + rec.rule;
+        std::string by_rule = rec.rule ? " by rule " + *rec.rule : "";
         if (rec.status == 0) return "no answer (connection cut" + by_rule + ")";
-        return std::to_string(rec.status) + (rec.rule.empty() ? "" : " (" + rec.action + by_rule + ")");
+        return std::to_string(rec.status) + (rec.rule ? " (" + rec.action.value_or("") + by_rule + ")" : "");
     }
 
     bool audited_;
@@ -287,12 +287,12 @@ CheckResult check_no_unexpected_deletes(const Observations& obs) {
             bool pod_delete = (rec.verb == "delete" || rec.verb == "deletecollection") && rec.resource == "pods" &&
                               rec.subresource.empty();
             if (!pod_delete) continue;
-            if (!obs.harnessUserAgent.empty() && rec.userAgent.starts_with(obs.harnessUserAgent)) continue;
-            std::string ref = rec.ns + "/" + (rec.name.empty() ? "*" : rec.name);
-            audit_agent[ref] = rec.userAgent;
+            if (!obs.harnessUserAgent.empty() && rec.user_agent.starts_with(obs.harnessUserAgent)) continue;
+            std::string ref = rec.namespace_ + "/" + (rec.name.empty() ? "*" : rec.name);
+            audit_agent[ref] = rec.user_agent;
             offending.insert(ref);
-            add_evidence(r, "audit #" + std::to_string(rec.seq) + " " + rec.ts + ": " + rec.method + " " + rec.path +
-                                " by '" + rec.userAgent + "' -> " + std::to_string(rec.status));
+            add_evidence(r, "audit #" + std::to_string(rec.seq) + " " + net::format_rfc3339(rec.ts, 6) + ": " + rec.method + " " + rec.path +
+                                " by '" + rec.user_agent + "' -> " + std::to_string(rec.status));
         }
     }
     for (const auto& [uid, pod] : obs.pods.pods) {
@@ -300,7 +300,7 @@ CheckResult check_no_unexpected_deletes(const Observations& obs) {
         std::string ref = pod_ref(pod);
         offending.insert(ref);
         auto agent = audit_agent.find(ref);
-        add_evidence(r, "pod " + ref + " deleted at " + format_time(*pod.deleted) + " (seen by the pod watch; " +
+        add_evidence(r, "pod " + ref + " deleted at " + net::format_rfc3339(*pod.deleted, 3) + " (seen by the pod watch; " +
                             (agent != audit_agent.end() ? "deleted by '" + agent->second + "'"
                                                         : std::string("deleter did not pass through the proxy")) +
                             ")");

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "faultline/harness/report.hpp"
-#include "faultline/harness/time_format.hpp"
+#include "faultline/net/rfc3339.hpp"
 #include "markup.hpp"
 
 namespace faultline::harness {
@@ -97,7 +97,7 @@ std::string render_html(const Report& r) {
     h << "<p class=\"verdict " << to_string(r.verdict) << "\">verdict: " << to_string(r.verdict) << "</p>\n";
     if (!r.error.empty()) h << "<p class=\"error\">run failed: " << escape_markup(r.error) << "</p>\n";
     h << "<table>\n" << row({"scheduler", r.scheduler}) << row({"seed", std::to_string(r.seed)})
-      << row({"started", format_time(r.started)}) << row({"finished", format_time(r.finished)})
+      << row({"started", net::format_rfc3339(r.started, 3)}) << row({"finished", net::format_rfc3339(r.finished, 3)})
       << row({"nodes", std::to_string(r.nodes)}) << row({"pods created", std::to_string(r.podsCreated)})
       << row({"creation rate achieved (pods/s)", num(r.createRateAchieved)})
       << row({"bound / running / stranded / deleted pods", std::to_string(r.stats.boundPods) + " / " +
@@ -117,13 +117,13 @@ std::string render_html(const Report& r) {
           << (c.expectedViolated ? "violated" : "ok") << "</td><td class=\"" << to_string(c.status) << "\">"
           << to_string(c.status) << "</td><td>" << c.count << "</td><td>" << escape_markup(c.summary) << "</td></tr>\n";
     }
-    h << "</table>\n<h2>Faults</h2>\n<table>\n<tr><th>rule</th><th>matched</th><th>injected</th><th>fired between</th></tr>\n";
+    h << "</table>\n<h2>Faults</h2>\n<table>\n<tr><th>rule</th><th>matched</th><th>fired</th><th>fired between</th></tr>\n";
     for (const auto& f : r.faults) {
         std::string window = "never";
         for (const auto& w : r.faultWindows) {
-            if (w.rule == f.rule) window = format_time(w.first) + " .. " + format_time(w.last);
+            if (w.rule == f.rule) window = net::format_rfc3339(w.first, 3) + " .. " + net::format_rfc3339(w.last, 3);
         }
-        h << row({f.rule, std::to_string(f.matched), std::to_string(f.injected), window});
+        h << row({f.rule, std::to_string(f.matched), std::to_string(f.fired), window});
     }
     h << "</table>\n<h2>Evidence</h2>\n";
     for (const auto& c : r.checks) {

@@ -2,7 +2,7 @@
 #include <fstream>
 
 #include "faultline/harness/report.hpp"
-#include "faultline/harness/time_format.hpp"
+#include "faultline/net/rfc3339.hpp"
 
 namespace faultline::harness {
 namespace json = boost::json;
@@ -32,11 +32,11 @@ std::string render_json(const Report& r) {
     json::object retries;
     for (const auto& [k, v] : r.clientRetries) retries[k] = v;
     json::array faults;
-    for (const auto& f : r.faults) faults.push_back(json::object{{"rule", f.rule}, {"matched", f.matched}, {"injected", f.injected}});
+    for (const auto& f : r.faults) faults.push_back(json::object{{"rule", f.rule}, {"matched", f.matched}, {"fired", f.fired}});
     json::array windows;
     for (const auto& w : r.faultWindows) {
-        windows.push_back(json::object{{"rule", w.rule}, {"action", w.action}, {"first", format_time(w.first)},
-                                       {"last", format_time(w.last)}, {"requests", w.requests}});
+        windows.push_back(json::object{{"rule", w.rule}, {"action", w.action}, {"first", net::format_rfc3339(w.first, 3)},
+                                       {"last", net::format_rfc3339(w.last, 3)}, {"requests", w.requests}});
     }
     json::array checks;
     for (const auto& c : r.checks) checks.push_back(check_json(c));
@@ -51,8 +51,8 @@ std::string render_json(const Report& r) {
         {"seed", r.seed},
         {"verdict", to_string(r.verdict)},
         {"error", r.error.empty() ? json::value(nullptr) : json::value(r.error)},
-        {"started", format_time(r.started)},
-        {"finished", format_time(r.finished)},
+        {"started", net::format_rfc3339(r.started, 3)},
+        {"finished", net::format_rfc3339(r.finished, 3)},
         {"durationSeconds", duration},
         {"cluster", json::object{{"scheduler", r.scheduler}, {"versions", std::move(versions)}}},
         {"workload", json::object{{"nodes", r.nodes}, {"podsCreated", r.podsCreated},

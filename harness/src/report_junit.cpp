@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "faultline/harness/report.hpp"
-#include "faultline/harness/time_format.hpp"
+#include "faultline/net/rfc3339.hpp"
 #include "markup.hpp"
 
 namespace faultline::harness {
@@ -47,7 +47,7 @@ std::string render_junit(const Report& r) {
       << duration << "\">\n";
     x << "  <testsuite name=\"" << escape_markup(r.scenario) << "\" tests=\"" << r.checks.size() + static_cast<std::size_t>(errors)
       << "\" failures=\"" << failures << "\" errors=\"" << errors << "\" skipped=\"" << skipped
-      << "\" timestamp=\"" << format_time(r.started) << "\" time=\"" << duration << "\">\n";
+      << "\" timestamp=\"" << net::format_rfc3339(r.started, 3) << "\" time=\"" << duration << "\">\n";
     x << "    <properties>\n";
     x << "      <property name=\"verdict\" value=\"" << to_string(r.verdict) << "\"/>\n";
     x << "      <property name=\"scheduler\" value=\"" << escape_markup(r.scheduler) << "\"/>\n";

@@ -2,7 +2,6 @@
 #include <algorithm>
 
 #include "faultline/harness/report.hpp"
-#include "faultline/harness/time_format.hpp"
 
 namespace faultline::harness {
 
@@ -19,18 +18,16 @@ int exit_code(Verdict v) {
 std::vector<FaultWindow> fault_windows(const std::vector<AuditRecord>& audit) {
     std::map<std::string, FaultWindow> by_rule;
     for (const auto& rec : audit) {
-        if (rec.rule.empty()) continue;
-        auto t = parse_time(rec.ts);
-        if (!t) continue;
-        auto [it, fresh] = by_rule.try_emplace(rec.rule);
+        if (!rec.rule) continue;
+        auto [it, fresh] = by_rule.try_emplace(*rec.rule);
         FaultWindow& w = it->second;
         if (fresh) {
-            w.rule = rec.rule;
-            w.action = rec.action;
-            w.first = w.last = *t;
+            w.rule = *rec.rule;
+            w.action = rec.action.value_or("");
+            w.first = w.last = rec.ts;
         }
-        w.first = std::min(w.first, *t);
-        w.last = std::max(w.last, *t);
+        w.first = std::min(w.first, rec.ts);
+        w.last = std::max(w.last, rec.ts);
         ++w.requests;
     }
     std::vector<FaultWindow> out;

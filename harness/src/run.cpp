@@ -6,7 +6,7 @@
 
 #include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/services.hpp"
-#include "faultline/harness/time_format.hpp"
+#include "faultline/net/rfc3339.hpp"
 #include "faultline/harness/token_bucket.hpp"
 
 namespace faultline::harness {
@@ -39,7 +39,7 @@ public:
     }
     ~AuditCollector() { stop_polling(); }  // never throws: finish() reports errors
     // Stops polling and reads what is left. Throws when that last read fails.
-    std::vector<AuditRecord> finish() {
+    audit::DecodedLines finish() {
         stop_polling();
         poll();
         std::lock_guard lock(mutex_);
@@ -63,7 +63,7 @@ private:
     }
     ProxyAdmin& proxy_;
     std::uint64_t since_;
-    std::vector<AuditRecord> records_;
+    audit::DecodedLines records_;
     std::string error_;
     std::mutex mutex_;
     std::atomic<bool> stop_{false};
@@ -208,7 +208,7 @@ private:
     void arm() {
         proxy_->arm();
         armed_ = true;
-        r_.notes.push_back("proxy armed at " + format_time(WallClock::now()));
+        r_.notes.push_back("proxy armed at " + net::format_rfc3339(WallClock::now(), 3));
     }
 
     void run_phases(Workload& workload) {
@@ -241,7 +241,14 @@ private:
     }
 
     void collect() {
-        if (audit_) observations.audit = audit_->finish();
+        if (audit_) {
+            audit::DecodedLines collected = audit_->finish();
+            if (collected.malformed > 0) {
+                r_.notes.push_back("proxy audit: " + std::to_string(collected.malformed) +
+                                   " malformed lines skipped; the first: " + collected.first_error);
+            }
+            observations.audit = std::move(collected.records);
+        }
         if (proxy_) {
             r_.faults = proxy_->rules();
             proxy_->disarm();
@@ -255,7 +262,7 @@ private:
         }
         observations.liveNodes = node_names(*client_);
         for (const auto& f : r_.faults) {
-            if (f.injected == 0) {
+            if (f.fired == 0) {
                 throw std::runtime_error("fault rule '" + f.rule + "' never fired (matched " + std::to_string(f.matched) +
                                          " requests): the run did not test what the scenario asks");
             }

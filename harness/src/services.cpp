@@ -1,6 +1,7 @@
 #include "faultline/harness/services.hpp"
 
 #include <boost/json.hpp>
+#include <charconv>
 #include <stdexcept>
 
 #include "faultline/harness/http_plain.hpp"
@@ -22,11 +23,17 @@ PlainResponse expect_ok(PlainResponse res, const std::string& what) {
     return res;
 }
 
-std::int64_t number(const json::object& o, std::initializer_list<const char*> keys) {
-    for (const char* k : keys) {
-        if (auto* v = o.if_contains(k); v != nullptr && v->is_number()) return v->to_number<std::int64_t>();
-    }
-    return 0;
+// A key of GET /v1/rules that must be there with the given type (README "Admin API").
+const json::value& key_of(const json::object& o, std::string_view key, std::string_view what) {
+    const json::value* v = o.if_contains(key);
+    if (v == nullptr) throw std::runtime_error("GET /v1/rules: " + std::string(what) + " has no \"" + std::string(key) + "\"");
+    return *v;
+}
+
+std::int64_t count_of(const json::object& o, std::string_view key) {
+    const json::value& v = key_of(o, key, "a rule");
+    if (!v.is_int64() && !v.is_uint64()) throw std::runtime_error("GET /v1/rules: \"" + std::string(key) + "\" is not a count");
+    return v.to_number<std::int64_t>();
 }
 
 }  // namespace
@@ -47,19 +54,19 @@ std::vector<FaultCounter> ProxyAdmin::rules() {
     auto res = expect_ok(http_call("GET", base_ + "/v1/rules", {}, {}, token_), "GET /v1/rules");
     boost::system::error_code ec;
     json::value doc = json::parse(res.body, ec);
-    if (ec) throw std::runtime_error("GET /v1/rules: not JSON");
-    const json::value* list = &doc;
-    if (doc.is_object()) list = doc.get_object().if_contains("rules");
+    if (ec || !doc.is_object()) throw std::runtime_error("GET /v1/rules: not a JSON object: " + res.body.substr(0, 200));
+    const json::value& list = key_of(doc.get_object(), "rules", "the answer");
+    if (!list.is_array()) throw std::runtime_error("GET /v1/rules: \"rules\" is not an array");
     std::vector<FaultCounter> out;
-    if (list == nullptr || !list->is_array()) throw std::runtime_error("GET /v1/rules: no rules array in " + res.body.substr(0, 200));
-    for (const auto& r : list->get_array()) {
-        if (!r.is_object()) continue;
+    for (const auto& r : list.get_array()) {
+        if (!r.is_object()) throw std::runtime_error("GET /v1/rules: a rule is not an object");
         const auto& o = r.get_object();
+        const json::value& name = key_of(o, "name", "a rule");
+        if (!name.is_string()) throw std::runtime_error("GET /v1/rules: a rule's \"name\" is not a string");
         FaultCounter c;
-        if (auto* n = o.if_contains("name"); n != nullptr && n->is_string()) c.rule = std::string(n->get_string());
-        if (auto* n = o.if_contains("rule"); c.rule.empty() && n != nullptr && n->is_string()) c.rule = std::string(n->get_string());
-        c.matched = number(o, {"matched"});
-        c.injected = number(o, {"injected", "fired"});
+        c.rule = std::string(name.get_string());
+        c.matched = count_of(o, "matched");
+        c.fired = count_of(o, "fired");
         out.push_back(std::move(c));
     }
     return out;
@@ -70,7 +77,11 @@ std::uint64_t ProxyAdmin::audit_head() {
     if (res.status == 410) {
         boost::system::error_code ec;
         json::value doc = json::parse(res.body, ec);
-        if (!ec && doc.is_object()) return static_cast<std::uint64_t>(number(doc.get_object(), {"lastSeq"}));
+        const json::value* last = !ec && doc.is_object() ? doc.get_object().if_contains("lastSeq") : nullptr;
+        if (last != nullptr && last->is_number()) {
+            auto seq = last->to_number<std::uint64_t>(ec);
+            if (!ec) return seq;
+        }
     }
     expect_ok(res, "GET /v1/audit");
     std::string last = res.header("faultline-audit-last-seq");
@@ -78,20 +89,31 @@ std::uint64_t ProxyAdmin::audit_head() {
     return std::stoull(last);
 }
 
-void ProxyAdmin::read_audit(std::uint64_t& since, std::vector<AuditRecord>& out) {
+void ProxyAdmin::read_audit(std::uint64_t& since, audit::DecodedLines& out) {
     for (;;) {
-        auto res = http_call("GET", base_ + "/v1/audit?since=" + std::to_string(since), {}, {}, token_);
+        const std::string target = "/v1/audit?since=" + std::to_string(since);
+        auto res = http_call("GET", base_ + target, {}, {}, token_);
         if (res.status == 410) {
             throw std::runtime_error("the proxy no longer holds audit records after #" + std::to_string(since) +
                                      " (evicted from memory): " + res.body.substr(0, 300));
         }
         expect_ok(res, "GET /v1/audit");
-        auto records = decode_audit_lines(res.body);
-        for (auto& r : records) {
-            since = std::max(since, r.seq);
-            out.push_back(std::move(r));
+        // Where the next read starts, even when the lines of this answer could not be decoded.
+        const std::string next = res.header("faultline-audit-next-since");
+        std::uint64_t next_since = 0;
+        if (auto [end, ec] = std::from_chars(next.data(), next.data() + next.size(), next_since);
+            next.empty() || ec != std::errc() || end != next.data() + next.size()) {
+            throw std::runtime_error("GET " + target + ": no valid Faultline-Audit-Next-Since header");
         }
-        if (res.header("faultline-audit-more") != "true" || records.empty()) return;
+        audit::DecodedLines lines = audit::decode_lines(res.body);
+        if (lines.malformed > 0 && out.malformed == 0) out.first_error = "GET " + target + ": " + lines.first_error;
+        out.malformed += lines.malformed;
+        for (auto& r : lines.records) out.records.push_back(std::move(r));
+        if (res.header("faultline-audit-more") != "true" || next_since <= since) {
+            since = std::max(since, next_since);
+            return;
+        }
+        since = next_since;
     }
 }
 

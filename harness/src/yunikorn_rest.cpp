@@ -74,14 +74,6 @@ void flatten(const json::value& v, std::vector<YkQueue>& out) {
     }
 }
 
-std::int64_t integer(const json::object& o, std::string_view key) {
-    auto* v = o.if_contains(key);
-    if (v == nullptr) return 0;
-    if (v->is_int64()) return v->get_int64();
-    if (v->is_uint64()) return static_cast<std::int64_t>(v->get_uint64());
-    return 0;
-}
-
 }  // namespace
 
 std::vector<YkQueue> decode_queues(std::string_view text) {
@@ -119,41 +111,6 @@ std::vector<YkNode> decode_nodes(std::string_view text) {
         node.id = str(o, "nodeID");
         node.allocations = allocations(o);
         out.push_back(std::move(node));
-    }
-    return out;
-}
-
-std::vector<AuditRecord> decode_audit_lines(std::string_view text) {
-    std::vector<AuditRecord> out;
-    std::size_t line_no = 0;
-    while (!text.empty()) {
-        auto nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-        ++line_no;
-        if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-        boost::system::error_code ec;
-        json::value v = json::parse(line, ec);
-        if (ec || !v.is_object()) {
-            throw DecodeError("audit line " + std::to_string(line_no) + ": not a JSON object");
-        }
-        const auto& o = v.get_object();
-        AuditRecord r;
-        r.seq = static_cast<std::uint64_t>(integer(o, "seq"));
-        r.ts = str(o, "ts");
-        r.userAgent = str(o, "userAgent");
-        r.method = str(o, "method");
-        r.path = str(o, "path");
-        r.verb = str(o, "verb");
-        r.resource = str(o, "resource");
-        r.subresource = str(o, "subresource");
-        r.ns = str(o, "namespace");
-        r.name = str(o, "name");
-        r.rule = str(o, "rule");
-        r.action = str(o, "action");
-        r.status = static_cast<int>(integer(o, "status"));
-        r.upstreamStatus = static_cast<int>(integer(o, "upstreamStatus"));
-        out.push_back(std::move(r));
     }
     return out;
 }

@@ -1,7 +1,7 @@
 #include "admin_routes.hpp"
 
 #include "bearer_token.hpp"
-#include "utf8.hpp"
+#include "faultline/audit/utf8.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -65,7 +65,7 @@ AdminResponse text_response(http::status status, std::string body, std::string_v
 
 AdminResponse json_response(http::status status, const json::value& body, unsigned version) {
   // Error messages echo request bytes (paths, query values), which need not be UTF-8.
-  std::string text = to_valid_utf8(json::serialize(body));
+  std::string text = audit::to_valid_utf8(json::serialize(body));
   text.push_back('\n');
   return text_response(status, std::move(text), kJson, version);
 }
@@ -101,7 +101,7 @@ AdminResponse get_scenario(const Call& c) {
   std::optional<ScenarioDocument> doc = c.backend.scenario(preferred);
   if (!doc) return error_response(http::status::not_found, "no scenario is loaded", c.request.version());
   if (preferred == ScenarioFormat::json && doc->format == ScenarioFormat::yaml) {
-    doc->body = to_valid_utf8(faults::yaml_to_json(doc->body)) + "\n";
+    doc->body = audit::to_valid_utf8(faults::yaml_to_json(doc->body)) + "\n";
     doc->format = ScenarioFormat::json;
   }
   return text_response(http::status::ok, std::move(doc->body),

@@ -68,12 +68,12 @@ AuditLog::~AuditLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::uint64_t AuditLog::append(AuditRecord record) {
+std::uint64_t AuditLog::append(audit::Record record) {
   std::lock_guard lock(mutex_);
   const auto now = options_.clock();
   record.seq = next_seq_++;
   if (record.ts == std::chrono::system_clock::time_point{}) record.ts = now;
-  std::string line = to_json_line(record);
+  std::string line = audit::to_json_line(record);
   if (!options_.path.empty()) {
     file_buffer_ += line;
     ++buffered_records_;

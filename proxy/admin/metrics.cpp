@@ -1,6 +1,6 @@
 #include "faultline/admin/metrics.hpp"
 
-#include "utf8.hpp"
+#include "faultline/audit/utf8.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -46,7 +46,7 @@ void check_bounds(const std::vector<double>& bounds) {
 
 std::string escape_label_value(std::string_view raw) {
   // The text format is UTF-8, and label values can come from clients (e.g. a resource name).
-  const std::string v = to_valid_utf8(raw);
+  const std::string v = audit::to_valid_utf8(raw);
   std::string out;
   out.reserve(v.size());
   for (char c : v) {

@@ -4,38 +4,16 @@
 
 #include <spdlog/spdlog.h>
 
-#include "faultline/admin/audit_record.hpp"
 #include "faultline/faults/scenario.hpp"
 
 namespace faultline::app {
 
-void AuditingObserver::exchange_done(const proxy::ExchangeRecord& r) {
-  admin::AuditRecord a;
-  a.ts = r.start;
-  a.conn = r.conn;
-  a.client = r.client;
-  a.userAgent = r.user_agent;
-  a.method = r.method;
-  a.path = admin::redact_path(r.target);
-  a.verb = r.verb;
-  a.resource = r.resource;
-  a.subresource = r.subresource;
-  a.namespace_ = r.namespace_;
-  a.name = r.name;
-  a.watch = r.watch;
-  if (!r.rule.empty()) {
-    a.rule = r.rule;
-    a.action = r.action;
-  }
-  a.status = r.status;
-  a.upstreamStatus = r.upstream_status;
-  a.bytesIn = r.bytes_in;
-  a.bytesOut = r.bytes_out;
-  a.durationUs = static_cast<std::uint64_t>(r.duration.count());
-  audit_.append(std::move(a));
-  metrics_.request_done(r.verb, r.resource, r.status);
-  if (!r.rule.empty()) metrics_.fault_fired(r.rule, r.action);
-  if (r.upstream_latency) metrics_.upstream_latency(*r.upstream_latency);
+void AuditingObserver::exchange_done(const audit::Record& record,
+                                     std::optional<std::chrono::nanoseconds> upstream_latency) {
+  metrics_.request_done(record.verb, record.resource, record.status);
+  if (record.rule) metrics_.fault_fired(*record.rule, record.action.value_or(""));
+  if (upstream_latency) metrics_.upstream_latency(*upstream_latency);
+  audit_.append(record);
 }
 
 void count_rule_matches(faults::Engine& engine, admin::ProxyMetrics& metrics) {

@@ -24,7 +24,7 @@ class AuditingObserver final : public proxy::Observer {
   void connection_rejected() override { metrics_.connections_rejected.inc(); }
   void watch_opened() override { metrics_.open_watches.inc(); }
   void watch_closed() override { metrics_.open_watches.dec(); }
-  void exchange_done(const proxy::ExchangeRecord& record) override;
+  void exchange_done(const audit::Record& record, std::optional<std::chrono::nanoseconds> upstream_latency) override;
 
  private:
   admin::AuditLog& audit_;

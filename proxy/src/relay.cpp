@@ -210,7 +210,7 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
   }
   auto& parser = *final_response;
   single_content_length(parser);
-  ex.record.upstream_latency = std::chrono::steady_clock::now() - sent;
+  ex.upstream_latency = std::chrono::steady_clock::now() - sent;
   auto& res = parser.get();
   ex.record.upstream_status = res.result_int();
   bool upstream_keep_alive = res.keep_alive();
@@ -225,7 +225,7 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
   if (filter && ex.disposition.json_upstream &&
       (!res.chunked() || !is_json_content_type(res[http::field::content_type]))) {
     spdlog::error("conn {}: rule '{}' ({}) cannot act: the watch response is not chunked JSON (Content-Type '{}')", id_,
-                  ex.record.rule, ex.record.action, std::string(res[http::field::content_type]));
+                  ex.plan.rule, ex.record.action.value_or(""), std::string(res[http::field::content_type]));
     filter = nullptr;
   }
   bool keep_going = co_await stream_body(parser, ex, filter);
@@ -340,7 +340,7 @@ asio::awaitable<void> Session::discard_response(ResponseParser& parser, Exchange
   auto sent = std::chrono::steady_clock::now();
   auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
   throw_if(ec, "reading the upstream response header");
-  ex.record.upstream_latency = std::chrono::steady_clock::now() - sent;
+  ex.upstream_latency = std::chrono::steady_clock::now() - sent;
   ex.record.upstream_status = parser.get().result_int();
   auto& body = parser.get().body();
   auto& chunk = parser.is_done() ? down_chunk_ : down_chunk();

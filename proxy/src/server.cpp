@@ -282,8 +282,6 @@ void Server::enforce_outage() { impl_->enforce_outage(); }
 
 void Server::stop(std::chrono::milliseconds drain) { impl_->stop(drain); }
 
-std::size_t Server::open_connections() const { return impl_->live_sessions().size(); }
-
 namespace {
 std::atomic<std::uint64_t> escaped_exceptions{0};
 std::mutex escaped_report_mutex;

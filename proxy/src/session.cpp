@@ -42,9 +42,9 @@ std::vector<faults::Header> matchable_headers(const http::fields& fields) {
   return out;
 }
 
-void fill_classification(ExchangeRecord& record, const faults::Request& request) {
+void fill_classification(audit::Record& record, const faults::Request& request) {
   record.method = request.method;
-  record.target = request.target;
+  record.path = audit::redact_path(request.target);
   record.user_agent = request.user_agent;
   record.verb = request.info.verb;
   record.resource = request.info.resource;
@@ -158,9 +158,10 @@ asio::awaitable<bool> Session::serve_request() {
   }
   single_content_length(ex.parser);
   ex.started = std::chrono::steady_clock::now();
-  ex.record.start = std::chrono::system_clock::now();
+  ex.record.ts = std::chrono::system_clock::now();
   ex.record.conn = id_;
   ex.record.client = peer_;
+  ex.record.proto = "h1";
   ex.client_keep_alive = req.keep_alive();
   ex.expects_continue = beast::iequals(req[http::field::expect], "100-continue");
   ex.request = faults::make_request(std::string(req.method_string()), std::string(req.target()),
@@ -171,7 +172,7 @@ asio::awaitable<bool> Session::serve_request() {
   if (ex.plan.fires()) {
     ex.record.rule = ex.plan.rule;
     ex.record.action = std::string(faults::action_type(*ex.plan.action));
-    spdlog::info("conn {}: rule '{}' fires {} on {} {}", id_, ex.record.rule, ex.record.action, ex.request.method,
+    spdlog::info("conn {}: rule '{}' fires {} on {} {}", id_, ex.plan.rule, *ex.record.action, ex.request.method,
                  path_only(ex.request.target));
   }
   bool keep_going = false;
@@ -219,12 +220,12 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
 asio::awaitable<void> Session::write_local_response(Exchange& ex, const faults::HttpResponse& response) {
   if (response.code < 200 || response.code > 599) {
     // An interim (1xx) code cannot end an exchange: the client would wait for the final answer.
-    spdlog::error("conn {}: rule '{}' answers {}, which is not a final status; answering 500", id_, ex.record.rule,
+    spdlog::error("conn {}: rule '{}' answers {}, which is not a final status; answering 500", id_, ex.plan.rule,
                   response.code);
     faults::Status status;
     status.code = 500;
     status.reason = "InternalError";
-    status.message = "faultline-proxy: rule '" + ex.record.rule + "' answers " + std::to_string(response.code) +
+    status.message = "faultline-proxy: rule '" + ex.plan.rule + "' answers " + std::to_string(response.code) +
                      ", which is not a final HTTP status";
     co_await write_local_response(ex, faults::status_response(status));
     co_return;
@@ -420,12 +421,12 @@ void Session::drain() {
 void Session::finish(Exchange& ex) {
   ex.record.duration = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ex.started);
   if (ex.disposition.watch_filter && !ex.disposition.watch_filter->acted()) {
-    spdlog::warn("conn {}: rule '{}' ({}) planned but the watch stream ended before it acted", id_, ex.record.rule,
-                 ex.record.action);
+    spdlog::warn("conn {}: rule '{}' ({}) planned but the watch stream ended before it acted", id_, ex.plan.rule,
+                 ex.record.action.value_or(""));
   }
-  spdlog::debug("conn {}: {} {} -> {} ({} us)", id_, ex.record.method, path_only(ex.record.target), ex.record.status,
+  spdlog::debug("conn {}: {} {} -> {} ({} us)", id_, ex.record.method, path_only(ex.record.path), ex.record.status,
                 ex.record.duration.count());
-  if (server_->observer) server_->observer->exchange_done(ex.record);
+  if (server_->observer) server_->observer->exchange_done(ex.record, ex.upstream_latency);
 }
 
 }  // namespace faultline::proxy

@@ -77,8 +77,9 @@ struct Exchange {
   faults::Request request;
   faults::Plan plan;
   Disposition disposition;
-  ExchangeRecord record;
+  audit::Record record;
   std::chrono::steady_clock::time_point started;
+  std::optional<std::chrono::nanoseconds> upstream_latency;  // request sent -> response header
   bool client_keep_alive = true;
   bool expects_continue = false;    // "Expect: 100-continue": the body comes only when asked for
   std::string upstream_failure;     // why upstream could not be reached (then the client gets 503)

@@ -75,13 +75,14 @@ struct Proxy {
     bridge.set_scenario_text(std::string(kScenario));
     app::AuditingObserver observer(audit, metrics);
     for (int i = 0; i < 6; ++i) {  // some audit history; the ring keeps the last 4 (410 is reachable)
-      proxy::ExchangeRecord record;
+      audit::Record record;
+      record.proto = "h1";
       record.method = "GET";
-      record.target = "/api/v1/pods?token=secret&limit=" + std::to_string(i);
+      record.path = audit::redact_path("/api/v1/pods?token=secret&limit=" + std::to_string(i));
       record.verb = "list";
       record.resource = "pods";
       record.status = 200;
-      observer.exchange_done(record);
+      observer.exchange_done(record, std::nullopt);
     }
   }
 };

@@ -1,8 +1,8 @@
-// Audit records: the proxy's encoder (to_json_line) -> the harness's decoder (decode_audit_lines),
-// and the proxy's own decoder (audit_record_from_json). A record built from the input must come
-// back as one JSON line that both decode, with every field the decoders read equal to what was
-// encoded. Strings that are not UTF-8 must still give a valid JSON line; those fields come back as
-// (some) valid UTF-8 and every other field unchanged.
+// Audit records: the encoder faultline-proxy writes with (to_json_line) -> the decoder
+// faultline-harness reads with (decode_lines). A record built from the input must come back as one
+// JSON line that decodes, with every field equal to what was encoded. Strings that are not UTF-8
+// must still give a valid JSON line; those fields come back as (some) valid UTF-8 and every other
+// field unchanged.
 //
 // Input: the fields below in this order, separated by the byte 0x1F (unit separator); numbers in
 // decimal (anything else reads as 0), `watch` true when "1" or "true", an empty `rule`, `action`
@@ -20,8 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "faultline/admin/audit_record.hpp"
-#include "faultline/harness/yunikorn_rest.hpp"
+#include "faultline/audit/record.hpp"
 #include "fuzz_check.hpp"
 
 namespace {
@@ -31,7 +30,7 @@ using fuzz::check;
 using fuzz::valid_utf8;
 
 enum Field {
-  kSeq, kTs, kConn, kClient, kUserAgent, kMethod, kPath, kVerb, kResource, kSubresource, kNamespace,
+  kSeq, kTs, kConn, kClient, kUserAgent, kProto, kMethod, kPath, kVerb, kResource, kSubresource, kNamespace,
   kName, kWatch, kRule, kAction, kStatus, kUpstreamStatus, kBytesIn, kBytesOut, kDurationUs, kFieldCount
 };
 
@@ -58,7 +57,7 @@ std::chrono::system_clock::time_point timestamp(std::string_view text) {
   return std::chrono::system_clock::time_point(std::chrono::microseconds(us));
 }
 
-// An HTTP status as the proxy records it: 0..999 (what audit_record_from_json accepts).
+// An HTTP status as the proxy records it: 0..999 (what the decoder accepts).
 int status(std::string_view text) {
   const auto raw = number<std::int64_t>(text);
   return static_cast<int>((raw % 1000 + 1000) % 1000);
@@ -83,12 +82,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     input.remove_prefix(sep + 1);
   }
 
-  admin::AuditRecord r;
+  audit::Record r;
   r.seq = number<std::uint64_t>(f[kSeq]);
   r.ts = timestamp(f[kTs]);
   r.conn = number<std::uint64_t>(f[kConn]);
   r.client = f[kClient];
-  r.userAgent = f[kUserAgent];
+  r.user_agent = f[kUserAgent];
+  r.proto = f[kProto];
   r.method = f[kMethod];
   r.path = f[kPath];
   r.verb = f[kVerb];
@@ -100,56 +100,38 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!f[kRule].empty()) r.rule = std::string(f[kRule]);
   if (!f[kAction].empty()) r.action = std::string(f[kAction]);
   r.status = status(f[kStatus]);
-  if (!f[kUpstreamStatus].empty()) r.upstreamStatus = status(f[kUpstreamStatus]);
-  r.bytesIn = number<std::uint64_t>(f[kBytesIn]);
-  r.bytesOut = number<std::uint64_t>(f[kBytesOut]);
-  r.durationUs = number<std::uint64_t>(f[kDurationUs]);
+  if (!f[kUpstreamStatus].empty()) r.upstream_status = status(f[kUpstreamStatus]);
+  r.bytes_in = number<std::uint64_t>(f[kBytesIn]);
+  r.bytes_out = number<std::uint64_t>(f[kBytesOut]);
+  r.duration = std::chrono::microseconds(number<std::int64_t>(f[kDurationUs]) & INT64_MAX);
 
-  const std::string line = admin::to_json_line(r);
+  const std::string line = audit::to_json_line(r);
   check(!line.empty() && line.back() == '\n', "an audit line does not end in a newline");
   check(line.find('\n') == line.size() - 1, "an audit line has a newline inside it");
   check(valid_utf8(line), "an audit line is not valid UTF-8");
 
-  // The harness's decoder (what `faultline-harness` reads from GET /v1/audit).
-  std::vector<harness::AuditRecord> decoded;
-  try {
-    decoded = harness::decode_audit_lines(line);
-  } catch (const harness::DecodeError& e) {
-    fuzz::fail(std::string("the harness cannot decode an audit line: ") + e.what() + ": " + line);
-  }
-  check(decoded.size() == 1, "one record did not decode to one record");
-  const harness::AuditRecord& h = decoded.front();
-  check(h.seq == r.seq, "seq changed");
-  check(h.ts == admin::format_rfc3339_micros(r.ts), "ts changed");
-  check(h.status == r.status, "status changed");
-  check(h.upstreamStatus == r.upstreamStatus.value_or(0), "upstreamStatus changed");
-  check_string("userAgent", r.userAgent, h.userAgent);
-  check_string("method", r.method, h.method);
-  check_string("path", r.path, h.path);
-  check_string("verb", r.verb, h.verb);
-  check_string("resource", r.resource, h.resource);
-  check_string("subresource", r.subresource, h.subresource);
-  check_string("namespace", r.namespace_, h.ns);
-  check_string("name", r.name, h.name);
-  check_string("rule", r.rule.value_or(""), h.rule);
-  check_string("action", r.action.value_or(""), h.action);
-
-  // The proxy's own decoder reads every field, timestamps to the microsecond.
-  admin::AuditRecord back;
-  try {
-    back = admin::audit_record_from_json(boost::json::parse(line));
-  } catch (const std::exception& e) {
-    fuzz::fail(std::string("audit_record_from_json rejects an audit line: ") + e.what() + ": " + line);
-  }
-  check(back.ts == r.ts, "ts changed in the proxy's decoder");
+  // What faultline-harness reads GET /v1/audit with.
+  const audit::DecodedLines decoded = audit::decode_lines(line);
+  if (decoded.malformed > 0) fuzz::fail("an encoded audit line does not decode: " + decoded.first_error + ": " + line);
+  check(decoded.records.size() == 1, "one record did not decode to one record");
+  const audit::Record& back = decoded.records.front();
+  check(back.ts == std::chrono::floor<std::chrono::microseconds>(r.ts), "ts changed");
   check(back.seq == r.seq && back.conn == r.conn && back.watch == r.watch && back.status == r.status &&
-            back.upstreamStatus == r.upstreamStatus && back.bytesIn == r.bytesIn && back.bytesOut == r.bytesOut &&
-            back.durationUs == r.durationUs && back.rule.has_value() == r.rule.has_value() &&
-            back.action.has_value() == r.action.has_value(),
-        "a number, flag or null changed in the proxy's decoder");
+            back.upstream_status == r.upstream_status && back.bytes_in == r.bytes_in &&
+            back.bytes_out == r.bytes_out && back.duration == r.duration &&
+            back.rule.has_value() == r.rule.has_value() && back.action.has_value() == r.action.has_value(),
+        "a number, flag or null changed");
   check_string("client", r.client, back.client);
-  check_string("userAgent", r.userAgent, back.userAgent);
+  check_string("userAgent", r.user_agent, back.user_agent);
+  check_string("proto", r.proto, back.proto);
+  check_string("method", r.method, back.method);
   check_string("path", r.path, back.path);
+  check_string("verb", r.verb, back.verb);
+  check_string("resource", r.resource, back.resource);
+  check_string("subresource", r.subresource, back.subresource);
+  check_string("namespace", r.namespace_, back.namespace_);
   check_string("name", r.name, back.name);
+  check_string("rule", r.rule.value_or(""), back.rule.value_or(""));
+  check_string("action", r.action.value_or(""), back.action.value_or(""));
   return 0;
 }

@@ -45,13 +45,13 @@ struct ChaosRun {
         const auto* v = report.if_contains("verdict");
         return v != nullptr && v->is_string() ? std::string(v->as_string()) : "";
     }
-    // Injected count of a fault rule, -1 when the report does not list it.
-    std::int64_t injected(const std::string& rule) const {
+    // How often a fault rule fired, -1 when the report does not list it.
+    std::int64_t fired(const std::string& rule) const {
         const auto* faults = report.if_contains("faults");
         if (faults == nullptr || !faults->is_array()) return -1;
         for (const auto& f : faults->as_array()) {
             const auto& o = f.as_object();
-            if (o.at("rule").as_string() == rule) return o.at("injected").to_number<std::int64_t>();
+            if (o.at("rule").as_string() == rule) return o.at("fired").to_number<std::int64_t>();
         }
         return -1;
     }
@@ -131,8 +131,8 @@ TEST(ChaosE2E, KubeSchedulerUnderThe3355FaultsPasses) {
     ASSERT_FALSE(run.report.empty()) << run.context();
     EXPECT_EQ(run.result.exit_code, 0) << run.context();
     EXPECT_EQ(run.verdict(), "pass") << run.context();
-    EXPECT_GT(run.injected("outage-mid-bind"), 0) << run.context();
-    EXPECT_GT(run.injected("relist-after-outage"), 0) << run.context();
+    EXPECT_GT(run.fired("outage-mid-bind"), 0) << run.context();
+    EXPECT_GT(run.fired("relist-after-outage"), 0) << run.context();
     EXPECT_EQ(run.stat("strandedPods"), 0) << run.context();
 }
 
@@ -140,8 +140,8 @@ TEST(ChaosE2E, KubeSchedulerUnderThe3355FaultsPasses) {
 TEST(ChaosE2E, YuniKornUnderThe3355FaultsStrandsPodsTheQueueStillBooks) {
     ChaosRun run = chaos("yunikorn-3355-outage", "yunikorn");
     ASSERT_FALSE(run.report.empty()) << run.context();
-    EXPECT_GT(run.injected("outage-mid-bind"), 0) << run.context();
-    EXPECT_GT(run.injected("relist-after-outage"), 0) << run.context();
+    EXPECT_GT(run.fired("outage-mid-bind"), 0) << run.context();
+    EXPECT_GT(run.fired("relist-after-outage"), 0) << run.context();
     EXPECT_EQ(run.verdict(), "reproduced") << run.context();
     EXPECT_EQ(run.result.exit_code, 0) << run.context();
     EXPECT_GT(run.stat("strandedPods"), 0) << run.context();

@@ -24,7 +24,7 @@
 #include <sstream>
 #include <thread>
 
-#include "faultline/harness/yunikorn_rest.hpp"
+#include "faultline/audit/record.hpp"
 #include "relay_support.hpp"
 
 namespace faultline::relaytest {
@@ -253,18 +253,15 @@ TEST_F(ProxyHardening, AuditLinesAreValidJsonWhateverBytesTheClientSent) {
       EXPECT_EQ(agent.substr(0, 8), "kubectl/") << "the valid part is kept";
     }
     // What faultline-harness reads the audit with.
-    std::vector<harness::AuditRecord> records;
-    try {
-      records = harness::decode_audit_lines(text);
-    } catch (const std::exception& e) {
-      FAIL() << "the harness's audit decoder rejects the audit: " << e.what();
-    }
+    const audit::DecodedLines decoded = audit::decode_lines(text);
+    EXPECT_EQ(decoded.malformed, 0u) << "the harness's audit decoder rejects the audit: " << decoded.first_error;
+    const std::vector<audit::Record>& records = decoded.records;
     ASSERT_EQ(records.size(), kBadTargets.size());
     EXPECT_EQ(records[0].status, 503);
     EXPECT_EQ(records[0].path.find('\xe9'), std::string::npos) << records[0].path;
     EXPECT_NE(records[0].path.find("/api/v1/namespaces/caf" + std::string(kReplacement)), std::string::npos)
         << records[0].path;
-    EXPECT_EQ(records[1].ns, std::string(kReplacement) + std::string(kReplacement)) << "decoded %FF%FE";
+    EXPECT_EQ(records[1].namespace_, std::string(kReplacement) + std::string(kReplacement)) << "decoded %FF%FE";
     EXPECT_EQ(records[1].resource, "configmaps");
     EXPECT_EQ(records[2].resource, std::string(kReplacement) + "pods" + std::string(kReplacement));
   }

@@ -40,7 +40,7 @@ TEST(PodsBound, StrandedPodIsAViolationNamingThePod) {
 TEST(PodsBound, StrandedPodEvidenceCarriesItsBindAsTheProxySawIt) {
     auto r = check_pods_bound(observations_3355());
     EXPECT_TRUE(mentions(r, "burst-00002 is Pending with empty spec.nodeName")) << evidence_text(r);
-    EXPECT_TRUE(mentions(r, "binds seen by the proxy: 14:48:30.200Z no answer (connection cut by rule outage-mid-bind)"))
+    EXPECT_TRUE(mentions(r, "binds seen by the proxy: 14:48:30.200000Z no answer (connection cut by rule outage-mid-bind)"))
         << evidence_text(r);
 }
 
@@ -83,7 +83,7 @@ TEST(QueueAccounting, PhantomAllocationIsListedWithItsKey) {
     EXPECT_TRUE(mentions(r, "queue root.default: allocatedResource.pods=4, bound live pods=3"));
     EXPECT_TRUE(mentions(r, "phantom allocation 5b1c0c1e-0002-4d6a-9a51-000000000002 (pod faultline/burst-00002"));
     EXPECT_TRUE(mentions(r, "node kwok-node-1): pod is Pending with empty spec.nodeName; binds seen by the proxy: "
-                            "14:48:30.200Z no answer (connection cut by rule outage-mid-bind)"));
+                            "14:48:30.200000Z no answer (connection cut by rule outage-mid-bind)"));
 }
 
 TEST(QueueAccounting, DeletedPodStillAllocatedIsAPhantom) {
@@ -153,15 +153,15 @@ TEST(NoUnexpectedDeletes, AuditDeleteFromAnotherAgentIsAViolation) {
     rec.method = "DELETE";
     rec.verb = "delete";
     rec.resource = "pods";
-    rec.ns = "faultline";
+    rec.namespace_ = "faultline";
     rec.name = "burst-00004";
     rec.path = "/api/v1/namespaces/faultline/pods/burst-00004";
-    rec.userAgent = "yunikorn-scheduler/v1.9.0";
+    rec.user_agent = "yunikorn-scheduler/v1.9.0";
     rec.status = 200;
     obs.audit->push_back(rec);
     rec.seq = 78;
     rec.name = "burst-00003";
-    rec.userAgent = "faultline-harness/0.1";  // the harness's own: fine
+    rec.user_agent = "faultline-harness/0.1";  // the harness's own: fine
     obs.audit->push_back(rec);
     auto r = check_no_unexpected_deletes(obs);
     EXPECT_EQ(r.status, CheckStatus::violated);

@@ -52,7 +52,9 @@ inline Observations observations_3355() {
     yk.applications = decode_applications(read_data("yunikorn-3355/applications.json"));
     yk.nodes = decode_nodes(read_data("yunikorn-3355/nodes.json"));
     obs.yunikorn = yk;
-    obs.audit = decode_audit_lines(read_data("yunikorn-3355/audit.jsonl"));
+    auto audit = audit::decode_lines(read_data("yunikorn-3355/audit.jsonl"));
+    if (audit.malformed > 0) throw std::runtime_error("yunikorn-3355/audit.jsonl: " + audit.first_error);
+    obs.audit = std::move(audit.records);
     return obs;
 }
 

@@ -55,25 +55,5 @@ TEST(YunikornRest, ErrorsNameTheEndpoint) {
     }
 }
 
-TEST(AuditLines, DecodesRecordsAndSkipsBlankLines) {
-    auto records = decode_audit_lines(read_data("yunikorn-3355/audit.jsonl"));
-    ASSERT_EQ(records.size(), 3u);
-    EXPECT_EQ(records[1].seq, 2u);
-    EXPECT_EQ(records[1].subresource, "binding");
-    EXPECT_EQ(records[1].rule, "outage-mid-bind");
-    EXPECT_EQ(records[1].action, "outage");
-    EXPECT_EQ(records[0].status, 201);
-    EXPECT_EQ(records[0].userAgent, "yunikorn-scheduler/v1.9.0");
-}
-
-TEST(AuditLines, MalformedLineIsReportedByNumber) {
-    try {
-        decode_audit_lines("{\"seq\":1}\n\n{oops\n");
-        FAIL() << "expected a DecodeError";
-    } catch (const DecodeError& e) {
-        EXPECT_NE(std::string(e.what()).find("line 3"), std::string::npos) << e.what();
-    }
-}
-
 }  // namespace
 }  // namespace faultline::harness

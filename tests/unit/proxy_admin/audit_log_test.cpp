@@ -50,14 +50,14 @@ std::vector<std::string> read_lines(const fs::path& p) {
   return lines;
 }
 
-AuditRecord request(std::string path) {
-  AuditRecord r;
+audit::Record request(std::string path) {
+  audit::Record r;
   r.method = "GET";
   r.path = std::move(path);
   r.verb = "list";
   r.resource = "pods";
   r.status = 200;
-  r.upstreamStatus = 200;
+  r.upstream_status = 200;
   return r;
 }
 
@@ -76,7 +76,7 @@ TEST(AuditLog, AssignsIncreasingSeqFromOne) {
   EXPECT_EQ(log.last_seq(), 0u);
   EXPECT_EQ(log.append(request("/a")), 1u);
   EXPECT_EQ(log.append(request("/b")), 2u);
-  AuditRecord preset = request("/c");
+  audit::Record preset = request("/c");
   preset.seq = 99;  // the caller's seq is ignored: the log owns the sequence
   EXPECT_EQ(log.append(preset), 3u);
   EXPECT_EQ(seqs(log.since(0)), (std::vector<std::uint64_t>{1, 2, 3}));
@@ -86,7 +86,7 @@ TEST(AuditLog, StampsUnsetTimestampsFromItsClockAndKeepsGivenOnes) {
   FakeClock clock;
   AuditLog log({.clock = clock.fn()});
   log.append(request("/unset"));
-  AuditRecord given = request("/given");
+  audit::Record given = request("/given");
   given.ts = sys_days{year{2020} / January / 1};
   log.append(given);
   const auto lines = log.since(0).lines;

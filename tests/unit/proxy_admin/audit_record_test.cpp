@@ -1,13 +1,15 @@
-#include "faultline/admin/audit_record.hpp"
+#include "faultline/audit/record.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
-namespace faultline::admin {
+namespace faultline::audit {
 namespace {
 
 using namespace std::chrono;
@@ -18,13 +20,14 @@ system_clock::time_point sample_time() {
   return sys_days{year{2026} / November / 30} + hours{14} + minutes{48} + seconds{19} + microseconds{123456};
 }
 
-AuditRecord sample_record() {
-  AuditRecord r;
+Record sample_record() {
+  Record r;
   r.seq = 42;
   r.ts = sample_time();
   r.conn = 7;
   r.client = "127.0.0.1:40312";
-  r.userAgent = "yunikorn/v1.9.0 (linux/amd64) kubernetes/$Format";
+  r.user_agent = "yunikorn/v1.9.0 (linux/amd64) kubernetes/$Format";
+  r.proto = "h1";
   r.method = "POST";
   r.path = "/api/v1/namespaces/faultline/pods/burst-1-17/binding";
   r.verb = "create";
@@ -36,22 +39,40 @@ AuditRecord sample_record() {
   r.rule = "outage-mid-bind";
   r.action = "outage";
   r.status = 0;
-  r.upstreamStatus = std::nullopt;
-  r.bytesIn = 312;
-  r.bytesOut = 0;
-  r.durationUs = 1234;
+  r.upstream_status = std::nullopt;
+  r.bytes_in = 312;
+  r.bytes_out = 0;
+  r.duration = microseconds{1234};
   return r;
 }
 
-TEST(AuditRecord, JsonHasExactlyTheDesignKeysInDesignOrder) {
-  const json::object o = to_json(sample_record());
+// The JSON example of the README's "Audit record" section.
+json::value readme_example() {
+  std::ifstream in(std::string(FAULTLINE_SOURCE_DIR) + "/README.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string readme = text.str();
+  const auto section = readme.find("### Audit record");
+  const auto begin = readme.find("```json\n", section);
+  const auto end = readme.find("```", begin + 8);
+  if (section == std::string::npos || begin == std::string::npos || end == std::string::npos) return nullptr;
+  return json::parse(readme.substr(begin + 8, end - begin - 8));
+}
+
+TEST(AuditRecord, JsonHasExactlyTheReadmeKeysInReadmeOrder) {
+  const json::value example = readme_example();
+  ASSERT_TRUE(example.is_object()) << "README.md has no JSON example under \"### Audit record\"";
+  std::vector<std::string> documented;
+  for (const auto& kv : example.get_object()) documented.emplace_back(kv.key());
   std::vector<std::string> keys;
-  for (const auto& kv : o) keys.emplace_back(kv.key());
-  const std::vector<std::string> design = {
-      "seq",         "ts",        "conn",  "client", "userAgent", "method", "path",
-      "verb",        "resource",  "subresource", "namespace", "name", "watch", "rule",
-      "action",      "status",    "upstreamStatus", "bytesIn", "bytesOut", "durationUs"};
-  EXPECT_EQ(keys, design);
+  for (const auto& kv : to_json(sample_record())) keys.emplace_back(kv.key());
+  EXPECT_EQ(keys, documented);
+}
+
+TEST(AuditRecord, ReadmeExampleDecodesAndEncodesBackUnchanged) {
+  const json::value example = readme_example();
+  ASSERT_TRUE(example.is_object());
+  EXPECT_EQ(json::value(to_json(from_json(example))), example);
 }
 
 TEST(AuditRecord, FieldTypesAndNulls) {
@@ -63,10 +84,10 @@ TEST(AuditRecord, FieldTypesAndNulls) {
   EXPECT_EQ(o.at("rule").as_string(), "outage-mid-bind");
   EXPECT_TRUE(o.at("upstreamStatus").is_null());  // the request never got an upstream answer
 
-  AuditRecord untouched = sample_record();
+  Record untouched = sample_record();
   untouched.rule.reset();
   untouched.action.reset();
-  untouched.upstreamStatus = 201;
+  untouched.upstream_status = 201;
   const json::object u = to_json(untouched);
   EXPECT_TRUE(u.at("rule").is_null());
   EXPECT_TRUE(u.at("action").is_null());
@@ -74,18 +95,18 @@ TEST(AuditRecord, FieldTypesAndNulls) {
 }
 
 TEST(AuditRecord, LineIsOneJsonObjectEndingInNewlineEvenWithNastyStrings) {
-  AuditRecord r = sample_record();
-  r.userAgent = "evil\"agent\nsecond line\\";
+  Record r = sample_record();
+  r.user_agent = "evil\"agent\nsecond line\\";
   const std::string line = to_json_line(r);
   ASSERT_FALSE(line.empty());
   EXPECT_EQ(line.back(), '\n');
   EXPECT_EQ(line.find('\n'), line.size() - 1) << "a raw newline inside a JSON line splits the record";
-  EXPECT_EQ(audit_record_from_json(json::parse(line)).userAgent, r.userAgent);
+  EXPECT_EQ(from_json(json::parse(line)).user_agent, r.user_agent);
 }
 
 TEST(AuditRecord, LineIsValidUtf8WhenTheClientSentOtherBytes) {
-  AuditRecord r = sample_record();
-  r.userAgent = "kubectl/\xff\xfe";               // raw header bytes
+  Record r = sample_record();
+  r.user_agent = "kubectl/\xff\xfe";               // raw header bytes
   r.path = "/api/v1/namespaces/caf\xe9/pods";     // raw target bytes
   r.namespace_ = "caf\xe9";
   r.name = "\xc3\x28";                           // percent-decoded from the path
@@ -93,60 +114,88 @@ TEST(AuditRecord, LineIsValidUtf8WhenTheClientSentOtherBytes) {
   boost::system::error_code ec;
   const json::value parsed = json::parse(line, ec);  // Boost.JSON rejects ill-formed UTF-8
   ASSERT_FALSE(ec) << ec.message() << ": " << line;
-  const AuditRecord back = audit_record_from_json(parsed);
-  EXPECT_EQ(back.userAgent, "kubectl/\xEF\xBF\xBD\xEF\xBF\xBD");
+  const Record back = from_json(parsed);
+  EXPECT_EQ(back.user_agent, "kubectl/\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(back.path, "/api/v1/namespaces/caf\xEF\xBF\xBD/pods");
   EXPECT_EQ(back.namespace_, "caf\xEF\xBF\xBD");
   EXPECT_EQ(back.name, "\xEF\xBF\xBD(");
 }
 
 TEST(AuditRecord, RoundTripsThroughJson) {
-  AuditRecord a = sample_record();
-  EXPECT_EQ(audit_record_from_json(json::parse(to_json_line(a))), a);
-  AuditRecord b = sample_record();
+  Record a = sample_record();
+  EXPECT_EQ(from_json(json::parse(to_json_line(a))), a);
+  Record b = sample_record();
   b.rule.reset();
   b.action.reset();
-  b.upstreamStatus = 200;
+  b.upstream_status = 200;
   b.status = 200;
   b.watch = true;
   b.verb = "watch";
-  EXPECT_EQ(audit_record_from_json(json::parse(to_json_line(b))), b);
+  EXPECT_EQ(from_json(json::parse(to_json_line(b))), b);
 }
 
 TEST(AuditRecord, FromJsonNamesTheMissingOrMistypedKey) {
   json::object o = to_json(sample_record());
   o.erase("bytesOut");
   try {
-    audit_record_from_json(o);
+    from_json(o);
     FAIL() << "missing key accepted";
-  } catch (const AuditFormatError& e) {
+  } catch (const FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("bytesOut"), std::string::npos) << e.what();
   }
   json::object wrong = to_json(sample_record());
   wrong["watch"] = "yes";
   try {
-    audit_record_from_json(wrong);
+    from_json(wrong);
     FAIL() << "string watch accepted";
-  } catch (const AuditFormatError& e) {
+  } catch (const FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("watch"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(audit_record_from_json(json::value(3)), AuditFormatError);
+  EXPECT_THROW(from_json(json::value(3)), FormatError);
   json::object bad_ts = to_json(sample_record());
   bad_ts["ts"] = "yesterday";
-  EXPECT_THROW(audit_record_from_json(bad_ts), AuditFormatError);
+  EXPECT_THROW(from_json(bad_ts), FormatError);
 }
 
-TEST(AuditRecord, TimestampsAreRfc3339UtcWithMicroseconds) {
-  EXPECT_EQ(format_rfc3339_micros(sample_time()), "2026-11-30T14:48:19.123456Z");
-  EXPECT_EQ(format_rfc3339_micros(system_clock::time_point{}), "1970-01-01T00:00:00.000000Z");
-  // Sub-microsecond parts are truncated, never rounded up into the next second.
-  EXPECT_EQ(format_rfc3339_micros(sys_days{year{2024} / February / 29} + seconds{59} + nanoseconds{999'999'999}),
-            "2024-02-29T00:00:59.999999Z");
-  EXPECT_EQ(parse_rfc3339_micros("2026-11-30T14:48:19.123456Z"), sample_time());
-  EXPECT_FALSE(parse_rfc3339_micros("2026-11-30T14:48:19Z"));
-  EXPECT_FALSE(parse_rfc3339_micros("2026-02-30T14:48:19.123456Z"));
-  EXPECT_FALSE(parse_rfc3339_micros("2026-11-30T24:48:19.123456Z"));
-  EXPECT_FALSE(parse_rfc3339_micros("2026-11-30T14:48:19.123456+01:00"));
+TEST(AuditLines, DecodeEveryRecordAndSkipBlankLines) {
+  Record a = sample_record();
+  Record b = sample_record();
+  b.seq = 43;
+  b.rule.reset();
+  b.action.reset();
+  b.upstream_status = 200;
+  const DecodedLines lines = decode_lines(to_json_line(a) + "\n  \r\n" + to_json_line(b));
+  EXPECT_EQ(lines.malformed, 0u);
+  EXPECT_EQ(lines.first_error, "");
+  ASSERT_EQ(lines.records.size(), 2u);
+  EXPECT_EQ(lines.records[0], a);
+  EXPECT_EQ(lines.records[1], b);
+  EXPECT_FALSE(lines.records[0].upstream_status) << "null upstreamStatus is no status, not 0";
+}
+
+TEST(AuditLines, AMalformedLineIsCountedAndSkippedNotFatal) {
+  Record a = sample_record();
+  Record b = sample_record();
+  b.seq = 44;
+  json::object no_proto = to_json(sample_record());
+  no_proto.erase("proto");
+  const std::string text = to_json_line(a) + "{oops\n" + json::serialize(no_proto) + "\n" + to_json_line(b);
+  const DecodedLines lines = decode_lines(text);
+  ASSERT_EQ(lines.records.size(), 2u) << "the well-formed records around the bad lines are kept";
+  EXPECT_EQ(lines.records[0], a);
+  EXPECT_EQ(lines.records[1], b);
+  EXPECT_EQ(lines.malformed, 2u);
+  EXPECT_EQ(lines.first_error.rfind("line 2: not JSON", 0), 0u) << lines.first_error;
+}
+
+TEST(AuditLines, AKeyOfTheWrongTypeIsMalformedAndNamed) {
+  json::object o = to_json(sample_record());
+  o["upstreamStatus"] = "201";
+  const DecodedLines lines = decode_lines(json::serialize(o) + "\n");
+  EXPECT_TRUE(lines.records.empty());
+  EXPECT_EQ(lines.malformed, 1u);
+  EXPECT_NE(lines.first_error.find("line 1: audit record: key \"upstreamStatus\""), std::string::npos)
+      << lines.first_error;
 }
 
 TEST(RedactPath, RemovesTokenAndAccessTokenParameters) {
@@ -173,7 +222,7 @@ TEST(RedactPath, DropsTheWholeQueryOfTargetsItCannotParse) {
 }
 
 TEST(AuditRecord, SerializedRecordOfATokenRequestHoldsNoSecret) {
-  AuditRecord r = sample_record();
+  Record r = sample_record();
   r.path = redact_path("/api/v1/pods?watch=true&access_token=eyJhbGciOiJSUzI1NiJ9.s3cret");
   const std::string line = to_json_line(r);
   EXPECT_EQ(line.find("eyJhbGciOiJSUzI1NiJ9"), std::string::npos) << line;
@@ -182,4 +231,4 @@ TEST(AuditRecord, SerializedRecordOfATokenRequestHoldsNoSecret) {
 }
 
 }  // namespace
-}  // namespace faultline::admin
+}  // namespace faultline::audit

@@ -1,4 +1,4 @@
-#include "utf8.hpp"
+#include "faultline/audit/utf8.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -7,7 +7,7 @@
 
 #include <string>
 
-namespace faultline::admin {
+namespace faultline::audit {
 namespace {
 
 const std::string R = "\xEF\xBF\xBD";  // U+FFFD
@@ -52,4 +52,4 @@ TEST(Utf8, EveryOneAndTwoByteInputBecomesTextThatJsonParsersAccept) {
 }
 
 }  // namespace
-}  // namespace faultline::admin
+}  // namespace faultline::audit

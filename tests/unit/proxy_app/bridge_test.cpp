@@ -78,8 +78,8 @@ TEST_F(RuleMatchedMetric, KeepsCountingWhenAScenarioReloadRestartsTheRuleCounter
   EXPECT_EQ(matched("every-third-bind"), 6) << "a Prometheus counter never goes down";
 }
 
-admin::AuditRecord record() {
-  admin::AuditRecord r;
+audit::Record record() {
+  audit::Record r;
   r.method = "GET";
   r.path = "/api/v1/pods";
   r.status = 200;

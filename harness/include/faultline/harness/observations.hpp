@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "faultline/audit/record.hpp"
+
 namespace faultline::harness {
 
 using WallClock = std::chrono::system_clock;
@@ -73,23 +75,8 @@ struct YunikornSnapshot {
     std::vector<YkNode> nodes;
 };
 
-// One line of the proxy's audit log (README "Audit record").
-struct AuditRecord {
-    std::uint64_t seq = 0;
-    std::string ts;
-    std::string userAgent;
-    std::string method;
-    std::string path;
-    std::string verb;
-    std::string resource;
-    std::string subresource;
-    std::string ns;
-    std::string name;
-    std::string rule;
-    std::string action;
-    int status = 0;
-    int upstreamStatus = 0;
-};
+// One line of the proxy's audit log (README "Audit record"), decoded with the proxy's own codec.
+using AuditRecord = audit::Record;
 
 struct Observations {
     std::string scheduler;          // "yunikorn" or "kube-scheduler"

@@ -16,7 +16,7 @@ namespace faultline::harness {
 struct FaultCounter {
     std::string rule;
     std::int64_t matched = 0;
-    std::int64_t injected = 0;
+    std::int64_t fired = 0;
 };
 
 // When a rule actually fired, from the proxy's audit records that carry its name.

@@ -21,9 +21,10 @@ public:
     std::vector<FaultCounter> rules();
     // The newest sequence number so far (records after it belong to this run).
     std::uint64_t audit_head();
-    // Appends records after `since` (following `more`), advancing `since`. Throws when records
-    // were evicted from the proxy's memory (a gap would hide deletes).
-    void read_audit(std::uint64_t& since, std::vector<AuditRecord>& out);
+    // Appends records after `since` (following `more`), advancing `since`; malformed lines are
+    // counted in `out` and skipped. Throws when records were evicted from the proxy's memory (a
+    // gap would hide deletes).
+    void read_audit(std::uint64_t& since, audit::DecodedLines& out);
 
     const std::string& url() const { return base_; }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Decoding YuniKorn's REST API (v1.9.0 webservice dao shapes) and the proxy's audit log.
+// Decoding YuniKorn's REST API (v1.9.0 webservice dao shapes).
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -19,8 +19,5 @@ std::vector<YkQueue> decode_queues(std::string_view json);
 std::vector<YkApplication> decode_applications(std::string_view json);
 // GET /ws/v1/partition/default/nodes: an array of NodeDAOInfo.
 std::vector<YkNode> decode_nodes(std::string_view json);
-
-// GET /v1/audit?since=SEQ: JSON lines. Blank lines are skipped; a malformed line throws with its number.
-std::vector<AuditRecord> decode_audit_lines(std::string_view text);
 
 }  // namespace faultline::harness

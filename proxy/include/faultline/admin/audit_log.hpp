@@ -2,7 +2,7 @@
 // The proxy's audit log: one JSON line per request, appended to a file and kept in a bounded
 // in-memory ring so the admin API can serve "everything since seq N" without rereading the file.
 
-#include "faultline/admin/audit_record.hpp"
+#include "faultline/audit/record.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -53,7 +53,7 @@ class AuditLog {
 
   // Assigns the next seq (1, 2, 3, ...), stamps ts when unset, stores the record; returns seq.
   // Never throws for I/O: a failed write is logged once and reported by write_failed().
-  std::uint64_t append(AuditRecord record);
+  std::uint64_t append(audit::Record record);
 
   // Records with seq > since, at most `limit` of them.
   AuditSince since(std::uint64_t since, std::size_t limit = SIZE_MAX) const;

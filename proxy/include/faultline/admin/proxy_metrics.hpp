@@ -45,8 +45,6 @@ class ProxyMetrics {
   metrics::Counter& connections_rejected;
 
   std::string render() const { return registry_.render(); }
-  // For metrics the proxy wants to add beyond the standard set.
-  metrics::Registry& registry() { return registry_; }
 
   // Upper bounds (seconds) of faultline_upstream_latency_seconds.
   static const std::vector<double>& latency_buckets();

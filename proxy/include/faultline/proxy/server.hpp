@@ -68,8 +68,6 @@ class Server {
   // Thread-safe; the io_context runs out of relay work afterwards.
   void stop(std::chrono::milliseconds drain);
 
-  std::size_t open_connections() const;
-
   struct Impl;
 
  private:

@@ -1,18 +1,17 @@
-#include "faultline/admin/audit_record.hpp"
+#include "faultline/audit/record.hpp"
 
-#include "utf8.hpp"
+#include "faultline/audit/utf8.hpp"
+#include "faultline/net/rfc3339.hpp"
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/url/ignore_case.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
 
 #include <array>
-#include <charconv>
-#include <cstdio>
-#include <ctime>
 
-namespace faultline::admin {
+namespace faultline::audit {
 namespace json = boost::json;
 
 namespace {
@@ -30,12 +29,12 @@ json::value optional_string(const std::optional<std::string>& s) {
 
 const json::value& field(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
-  if (!v) throw AuditFormatError("audit record: missing key \"" + std::string(key) + "\"");
+  if (!v) throw FormatError("audit record: missing key \"" + std::string(key) + "\"");
   return *v;
 }
 
 [[noreturn]] void wrong_type(std::string_view key, std::string_view want) {
-  throw AuditFormatError("audit record: key \"" + std::string(key) + "\" is not " +
+  throw FormatError("audit record: key \"" + std::string(key) + "\" is not " +
                          std::string(want));
 }
 
@@ -67,14 +66,15 @@ int get_status(const json::object& o, std::string_view key) {
 
 }  // namespace
 
-json::object to_json(const AuditRecord& r) {
+json::object to_json(const Record& r) {
   json::object o;
-  o.reserve(20);
+  o.reserve(21);
   o["seq"] = r.seq;
-  o["ts"] = format_rfc3339_micros(r.ts);
+  o["ts"] = net::format_rfc3339(r.ts, 6);
   o["conn"] = r.conn;
   o["client"] = text(r.client);
-  o["userAgent"] = text(r.userAgent);
+  o["userAgent"] = text(r.user_agent);
+  o["proto"] = text(r.proto);
   o["method"] = text(r.method);
   o["path"] = text(r.path);
   o["verb"] = text(r.verb);
@@ -86,31 +86,32 @@ json::object to_json(const AuditRecord& r) {
   o["rule"] = optional_string(r.rule);
   o["action"] = optional_string(r.action);
   o["status"] = r.status;
-  o["upstreamStatus"] = r.upstreamStatus ? json::value(*r.upstreamStatus) : json::value(nullptr);
-  o["bytesIn"] = r.bytesIn;
-  o["bytesOut"] = r.bytesOut;
-  o["durationUs"] = r.durationUs;
+  o["upstreamStatus"] = r.upstream_status ? json::value(*r.upstream_status) : json::value(nullptr);
+  o["bytesIn"] = r.bytes_in;
+  o["bytesOut"] = r.bytes_out;
+  o["durationUs"] = r.duration.count();
   return o;
 }
 
-std::string to_json_line(const AuditRecord& record) {
+std::string to_json_line(const Record& record) {
   std::string line = json::serialize(to_json(record));
   line.push_back('\n');
   return line;
 }
 
-AuditRecord audit_record_from_json(const json::value& value) {
-  if (!value.is_object()) throw AuditFormatError("audit record: not a JSON object");
+Record from_json(const json::value& value) {
+  if (!value.is_object()) throw FormatError("audit record: not a JSON object");
   const json::object& o = value.get_object();
-  AuditRecord r;
+  Record r;
   r.seq = get_uint(o, "seq");
   std::string ts = get_string(o, "ts");
-  auto parsed = parse_rfc3339_micros(ts);
-  if (!parsed) throw AuditFormatError("audit record: ts \"" + ts + "\" is not RFC 3339 UTC");
+  auto parsed = net::parse_rfc3339(ts);
+  if (!parsed) throw FormatError("audit record: ts \"" + ts.substr(0, 64) + "\" is not an RFC 3339 UTC time");
   r.ts = *parsed;
   r.conn = get_uint(o, "conn");
   r.client = get_string(o, "client");
-  r.userAgent = get_string(o, "userAgent");
+  r.user_agent = get_string(o, "userAgent");
+  r.proto = get_string(o, "proto");
   r.method = get_string(o, "method");
   r.path = get_string(o, "path");
   r.verb = get_string(o, "verb");
@@ -124,47 +125,40 @@ AuditRecord audit_record_from_json(const json::value& value) {
   r.rule = get_optional_string(o, "rule");
   r.action = get_optional_string(o, "action");
   r.status = get_status(o, "status");
-  if (!field(o, "upstreamStatus").is_null()) r.upstreamStatus = get_status(o, "upstreamStatus");
-  r.bytesIn = get_uint(o, "bytesIn");
-  r.bytesOut = get_uint(o, "bytesOut");
-  r.durationUs = get_uint(o, "durationUs");
+  if (!field(o, "upstreamStatus").is_null()) r.upstream_status = get_status(o, "upstreamStatus");
+  r.bytes_in = get_uint(o, "bytesIn");
+  r.bytes_out = get_uint(o, "bytesOut");
+  const std::uint64_t us = get_uint(o, "durationUs");
+  if (us > static_cast<std::uint64_t>(std::chrono::microseconds::max().count())) wrong_type("durationUs", "a duration");
+  r.duration = std::chrono::microseconds(static_cast<std::int64_t>(us));
   return r;
 }
 
-std::string format_rfc3339_micros(std::chrono::system_clock::time_point t) {
-  using namespace std::chrono;
-  const auto us = floor<microseconds>(t.time_since_epoch());
-  const auto secs = floor<seconds>(us);
-  const std::time_t tt = static_cast<std::time_t>(secs.count());
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  char buf[64];  // ample for any int year
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<long long>((us - secs).count()));
-  return buf;
-}
-
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339_micros(std::string_view s) {
-  // Fixed layout: YYYY-MM-DDTHH:MM:SS.ffffffZ (27 characters).
-  if (s.size() != 27 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' ||
-      s[16] != ':' || s[19] != '.' || s[26] != 'Z') {
-    return std::nullopt;
+DecodedLines decode_lines(std::string_view text) {
+  DecodedLines out;
+  std::size_t line_no = 0;
+  while (!text.empty()) {
+    const auto nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    std::string problem;
+    boost::system::error_code ec;
+    json::value v = json::parse(line, ec);
+    if (ec) {
+      problem = "not JSON: " + ec.message();
+    } else {
+      try {
+        out.records.push_back(from_json(v));
+        continue;
+      } catch (const FormatError& e) {
+        problem = e.what();
+      }
+    }
+    if (out.malformed++ == 0) out.first_error = "line " + std::to_string(line_no) + ": " + problem;
   }
-  auto number = [&](std::size_t pos, std::size_t len, int& out) {
-    auto [end, ec] = std::from_chars(s.data() + pos, s.data() + pos + len, out);
-    return ec == std::errc() && end == s.data() + pos + len;
-  };
-  int year, month, day, hour, minute, second, micros;
-  if (!number(0, 4, year) || !number(5, 2, month) || !number(8, 2, day) || !number(11, 2, hour) ||
-      !number(14, 2, minute) || !number(17, 2, second) || !number(20, 6, micros)) {
-    return std::nullopt;
-  }
-  using namespace std::chrono;
-  const year_month_day date{std::chrono::year{year}, std::chrono::month{static_cast<unsigned>(month)},
-                            std::chrono::day{static_cast<unsigned>(day)}};
-  if (!date.ok() || hour > 23 || minute > 59 || second > 59) return std::nullopt;
-  return sys_days{date} + hours{hour} + minutes{minute} + seconds{second} + microseconds{micros};
+  return out;
 }
 
 std::string redact_path(std::string_view target) {
@@ -180,4 +174,4 @@ std::string redact_path(std::string_view target) {
   return std::string(url.buffer());
 }
 
-}  // namespace faultline::admin
+}  // namespace faultline::audit

@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-namespace faultline::admin {
+namespace faultline::audit {
 
 bool is_valid_utf8(std::string_view text);
 std::string to_valid_utf8(std::string_view text);
 
-}  // namespace faultline::admin
+}  // namespace faultline::audit

@@ -1,6 +1,6 @@
-#include "utf8.hpp"
+#include "faultline/audit/utf8.hpp"
 
-namespace faultline::admin {
+namespace faultline::audit {
 
 namespace {
 
@@ -65,4 +65,4 @@ std::string to_valid_utf8(std::string_view text) {
   return out;
 }
 
-}  // namespace faultline::admin
+}  // namespace faultline::audit

@@ -1,7 +1,10 @@
-// The admin server over real loopback HTTP (port 0), backed by the real fault engine.
+// The admin server over real loopback HTTP (port 0), backed by faultline-proxy's AdminBridge over
+// the real fault engine, audit log and metrics.
 
 #include "faultline/admin/admin_server.hpp"
-#include "engine_backend.hpp"
+#include "app/bridge.hpp"
+#include "faultline/faults/clock.hpp"
+#include "faultline/faults/scenario.hpp"
 #include "prometheus_text.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -55,7 +58,7 @@ faults:
 class AdminServerTest : public ::testing::Test {
  protected:
   void start(AdminServerOptions options = {}) {
-    server_ = std::make_unique<AdminServer>(ioc_, std::move(options), backend_);
+    server_ = std::make_unique<AdminServer>(ioc_, std::move(options), bridge_);
     server_->start();
     endpoint_ = server_->local_endpoint();
     // Two threads: handlers of different connections really run concurrently.
@@ -120,7 +123,8 @@ class AdminServerTest : public ::testing::Test {
   faults::ManualClock clock_;
   AuditLog audit_{{.ring_capacity = 5}};
   ProxyMetrics metrics_;
-  test::EngineBackend backend_{clock_, audit_, metrics_};
+  faults::Engine engine_;
+  app::AdminBridge bridge_{engine_, clock_, audit_, metrics_};
   asio::io_context ioc_;
   std::unique_ptr<AdminServer> server_;
   std::vector<std::thread> threads_;
@@ -165,8 +169,8 @@ TEST_F(AdminServerTest, PutGoodScenarioSwapsItAndGetReturnsIt) {
   EXPECT_TRUE(answer.at("accepted").as_bool());
   EXPECT_EQ(answer.at("name").as_string(), "bind-failures");
   EXPECT_EQ(answer.at("rules").as_int64(), 1);
-  ASSERT_TRUE(backend_.engine.scenario());
-  EXPECT_EQ(backend_.engine.scenario()->metadata.name, "bind-failures");
+  ASSERT_TRUE(engine_.scenario());
+  EXPECT_EQ(engine_.scenario()->metadata.name, "bind-failures");
 
   Response got = get("/v1/scenario");
   EXPECT_EQ(got.result(), http::status::ok);
@@ -193,37 +197,37 @@ TEST_F(AdminServerTest, GetScenarioAsJsonOnRequest) {
 TEST_F(AdminServerTest, PutBadScenarioAnswers400WithLocatedErrorsAndKeepsTheRunningOne) {
   start();
   ASSERT_EQ(put_scenario(kBindFailures).result(), http::status::ok);
-  const auto running = backend_.engine.scenario();
+  const auto running = engine_.scenario();
 
   Response bad = put_scenario(scenario_file("bad/many-errors.yaml"));
   ASSERT_EQ(bad.result(), http::status::bad_request) << bad.body();
   json::value answer = body_json(bad);
   const json::array& errors = answer.at("errors").as_array();
   ASSERT_GE(errors.size(), 3u) << bad.body();  // every problem of the file, not just the first
-  const std::regex located(R"(^scenario\.yaml:\d+:\d+: .+)");
+  const std::regex located(R"(^PUT /v1/scenario:\d+:\d+: .+)");
   for (const auto& e : errors) {
     EXPECT_TRUE(std::regex_match(std::string(e.as_string()), located)) << e.as_string();
   }
   EXPECT_NE(std::string(answer.at("error").as_string()).find("unchanged"), std::string::npos);
 
-  EXPECT_EQ(backend_.engine.scenario(), running) << "a rejected PUT must not swap the snapshot";
+  EXPECT_EQ(engine_.scenario(), running) << "a rejected PUT must not swap the snapshot";
   EXPECT_EQ(get("/v1/scenario").body(), kBindFailures);
 
   Response not_yaml = put_scenario("{{{");
   EXPECT_EQ(not_yaml.result(), http::status::bad_request);
-  EXPECT_EQ(backend_.engine.scenario(), running);
+  EXPECT_EQ(engine_.scenario(), running);
 }
 
 TEST_F(AdminServerTest, ArmAndDisarmDriveTheEngine) {
   start();
   ASSERT_EQ(put_scenario(kBindFailures).result(), http::status::ok);
-  EXPECT_FALSE(backend_.engine.armed());
+  EXPECT_FALSE(engine_.armed());
   Response armed = post("/v1/arm");
   EXPECT_EQ(armed.result(), http::status::ok);
   EXPECT_TRUE(body_json(armed).at("armed").as_bool());
-  EXPECT_TRUE(backend_.engine.armed());
+  EXPECT_TRUE(engine_.armed());
   EXPECT_EQ(post("/v1/disarm").result(), http::status::ok);
-  EXPECT_FALSE(backend_.engine.armed());
+  EXPECT_FALSE(engine_.armed());
 }
 
 TEST_F(AdminServerTest, RulesReportTheEnginesCounters) {
@@ -232,8 +236,8 @@ TEST_F(AdminServerTest, RulesReportTheEnginesCounters) {
   ASSERT_EQ(post("/v1/arm").result(), http::status::ok);
   const auto bind = faults::make_request("POST", "/api/v1/namespaces/faultline/pods/p1/binding");
   const auto list = faults::make_request("GET", "/api/v1/pods");
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(backend_.engine.decide(bind, clock_.now()).fires());
-  EXPECT_FALSE(backend_.engine.decide(list, clock_.now()).fires());
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(engine_.decide(bind, clock_.now()).fires());
+  EXPECT_FALSE(engine_.decide(list, clock_.now()).fires());
 
   Response res = get("/v1/rules");
   ASSERT_EQ(res.result(), http::status::ok);
@@ -244,6 +248,7 @@ TEST_F(AdminServerTest, RulesReportTheEnginesCounters) {
   EXPECT_EQ(rules[0].at("name").as_string(), "fail-binds");
   EXPECT_EQ(rules[0].at("matched").as_int64(), 3);
   EXPECT_EQ(rules[0].at("fired").as_int64(), 3);
+  EXPECT_TRUE(rules[0].at("windowOpened").as_bool());
 }
 
 TEST_F(AdminServerTest, OutageFromQueryStartsAnEngineOutage) {
@@ -251,7 +256,7 @@ TEST_F(AdminServerTest, OutageFromQueryStartsAnEngineOutage) {
   Response res = post("/v1/outage?duration=10s&mode=refuse");
   ASSERT_EQ(res.result(), http::status::ok) << res.body();
   EXPECT_EQ(body_json(res).at("outage").as_string(), "refuse");
-  auto outage = backend_.engine.outage(clock_.now());
+  auto outage = engine_.outage(clock_.now());
   ASSERT_TRUE(outage);
   EXPECT_EQ(outage->mode, OutageMode::refuse);
   EXPECT_EQ(outage->until, clock_.now() + std::chrono::seconds(10));
@@ -261,13 +266,13 @@ TEST_F(AdminServerTest, OutageFromJsonBodyDefaultsToReset) {
   start();
   Response res = post("/v1/outage", R"({"duration":"1m30s"})");
   ASSERT_EQ(res.result(), http::status::ok) << res.body();
-  auto outage = backend_.engine.outage(clock_.now());
+  auto outage = engine_.outage(clock_.now());
   ASSERT_TRUE(outage);
   EXPECT_EQ(outage->mode, OutageMode::reset);
   EXPECT_EQ(outage->until, clock_.now() + std::chrono::seconds(90));
 
   ASSERT_EQ(post("/v1/outage", R"({"duration":2.5,"mode":"blackhole"})").result(), http::status::ok);
-  outage = backend_.engine.outage(clock_.now());
+  outage = engine_.outage(clock_.now());
   ASSERT_TRUE(outage);
   EXPECT_EQ(outage->mode, OutageMode::blackhole);
   EXPECT_EQ(outage->until, clock_.now() + std::chrono::milliseconds(2500));
@@ -291,18 +296,18 @@ TEST_F(AdminServerTest, OutageRejectsBadInputAndStartsNothing) {
     EXPECT_EQ(res.result(), http::status::bad_request) << target << " " << body;
     EXPECT_FALSE(error_of(res).empty());
   }
-  EXPECT_FALSE(backend_.engine.outage(clock_.now())) << "a rejected request must not start an outage";
+  EXPECT_FALSE(engine_.outage(clock_.now())) << "a rejected request must not start an outage";
 }
 
-AuditRecord bind_record(int i) {
-  AuditRecord r;
+audit::Record bind_record(int i) {
+  audit::Record r;
   r.method = "POST";
   r.path = "/api/v1/namespaces/faultline/pods/p" + std::to_string(i) + "/binding";
   r.verb = "create";
   r.resource = "pods";
   r.subresource = "binding";
   r.status = 201;
-  r.upstreamStatus = 201;
+  r.upstream_status = 201;
   return r;
 }
 
@@ -310,7 +315,7 @@ std::vector<std::uint64_t> seqs_of(const Response& res) {
   std::vector<std::uint64_t> out;
   std::istringstream in(res.body());
   for (std::string line; std::getline(in, line);) {
-    out.push_back(audit_record_from_json(json::parse(line)).seq);  // every line a whole record
+    out.push_back(audit::from_json(json::parse(line)).seq);  // every line a whole record
   }
   return out;
 }
@@ -380,12 +385,22 @@ TEST_F(AdminServerTest, MetricsServePrometheusText) {
 }
 
 TEST_F(AdminServerTest, BackendFailuresBecomeJsonErrors) {
-  struct Failing : test::EngineBackend {
-    using EngineBackend::EngineBackend;
-    boost::json::value arm() override { throw AdminError(409, "no scenario loaded: nothing to arm"); }
+  // The real bridge, except that rendering the metrics throws something that is not an AdminError.
+  struct Failing final : AdminBackend {
+    explicit Failing(AdminBackend& bridge) : real(bridge) {}
+    AdminBackend& real;
+    std::optional<ScenarioDocument> scenario(ScenarioFormat f) override { return real.scenario(f); }
+    ScenarioReplaceResult replace_scenario(std::string_view yaml) override { return real.replace_scenario(yaml); }
+    boost::json::value arm() override { return real.arm(); }
+    boost::json::value disarm() override { return real.disarm(); }
+    boost::json::value outage(const OutageRequest& request) override { return real.outage(request); }
+    boost::json::value rules() override { return real.rules(); }
+    AuditSince audit_since(std::optional<std::uint64_t> since, std::size_t limit) override {
+      return real.audit_since(since, limit);
+    }
     std::string metrics_text() override { throw std::runtime_error("registry exploded"); }
   };
-  Failing failing(clock_, audit_, metrics_);
+  Failing failing(bridge_);
   server_ = std::make_unique<AdminServer>(ioc_, AdminServerOptions{}, failing);
   server_->start();
   endpoint_ = server_->local_endpoint();
@@ -424,7 +439,7 @@ TEST_F(AdminServerTest, TokenIsRequiredExceptForHealthz) {
   EXPECT_EQ(get("/v1/nope").result(), http::status::unauthorized);
   // A PUT without the token never reaches the backend.
   EXPECT_EQ(put_scenario(kBindFailures).result(), http::status::unauthorized);
-  EXPECT_FALSE(backend_.engine.scenario());
+  EXPECT_FALSE(engine_.scenario());
 }
 
 TEST_F(AdminServerTest, TokenNeverReachesTheLog) {
@@ -456,14 +471,14 @@ TEST_F(AdminServerTest, OversizedBodiesAre413AndNeverReachTheBackend) {
   Response res = put_scenario(big);
   EXPECT_EQ(res.result(), http::status::payload_too_large);
   EXPECT_NE(error_of(res).find("1024"), std::string::npos);
-  EXPECT_FALSE(backend_.engine.scenario());
+  EXPECT_FALSE(engine_.scenario());
 
   // Chunked: no Content-Length to check up front; the parser's limit catches it.
   std::string chunked = "PUT /v1/scenario HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
   for (int i = 0; i < 3; ++i) chunked += "200\r\n" + std::string(512, 'y') + "\r\n";
   chunked += "0\r\n\r\n";
   EXPECT_EQ(raw(chunked).result(), http::status::payload_too_large);
-  EXPECT_FALSE(backend_.engine.scenario());
+  EXPECT_FALSE(engine_.scenario());
 
   EXPECT_EQ(put_scenario(kBindFailures).result(), http::status::ok) << "bodies under the limit still work";
 }
@@ -510,7 +525,7 @@ TEST_F(AdminServerTest, Expect100ContinueGetsAnInterimAnswer) {
   Response res;
   http::read(socket, buffer, res);
   EXPECT_EQ(res.result(), http::status::ok) << res.body();
-  EXPECT_TRUE(backend_.engine.scenario());
+  EXPECT_TRUE(engine_.scenario());
 }
 
 TEST_F(AdminServerTest, StopClosesIdleConnectionsAndTheIoContextRunsOut) {
@@ -532,7 +547,7 @@ TEST_F(AdminServerTest, StopClosesIdleConnectionsAndTheIoContextRunsOut) {
 
 TEST_F(AdminServerTest, StartFailsLoudlyOnABadOrBusyAddress) {
   start();
-  AdminServer busy(ioc_, {.port = endpoint_.port()}, backend_);
+  AdminServer busy(ioc_, {.port = endpoint_.port()}, bridge_);
   try {
     busy.start();
     FAIL() << "bound a port that is in use";
@@ -540,7 +555,7 @@ TEST_F(AdminServerTest, StartFailsLoudlyOnABadOrBusyAddress) {
     EXPECT_NE(std::string(e.what()).find("127.0.0.1:" + std::to_string(endpoint_.port())), std::string::npos)
         << e.what();
   }
-  AdminServer bad(ioc_, {.address = "localhost:80"}, backend_);
+  AdminServer bad(ioc_, {.address = "localhost:80"}, bridge_);
   EXPECT_THROW(bad.start(), std::system_error);
 }
 

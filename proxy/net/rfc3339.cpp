@@ -1,0 +1,67 @@
+#include "faultline/net/rfc3339.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace faultline::net {
+
+using namespace std::chrono;
+
+std::string format_rfc3339(system_clock::time_point t, unsigned fraction_digits) {
+  fraction_digits = std::min(fraction_digits, 9u);
+  const auto day = floor<days>(t);
+  const year_month_day date{day};
+  const hh_mm_ss time{floor<nanoseconds>(t - day)};
+  std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", static_cast<int>(date.year()),
+                                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                                time.hours().count(), time.minutes().count(), time.seconds().count());
+  if (fraction_digits > 0) {
+    long long fraction = time.subseconds().count();
+    for (unsigned i = fraction_digits; i < 9; ++i) fraction /= 10;
+    fmt::format_to(std::back_inserter(out), ".{:0{}}", fraction, fraction_digits);
+  }
+  out.push_back('Z');
+  return out;
+}
+
+std::optional<system_clock::time_point> parse_rfc3339(std::string_view s) {
+  // YYYY-MM-DDTHH:MM:SS is 19 characters; then [.f{1,9}] and Z.
+  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
+      s.back() != 'Z') {
+    return std::nullopt;
+  }
+  auto number = [&](std::size_t pos, std::size_t len, int& out) {
+    const char* first = s.data() + pos;
+    if (!std::all_of(first, first + len, [](char c) { return c >= '0' && c <= '9'; })) return false;
+    std::from_chars(first, first + len, out);
+    return true;
+  };
+  int y, mo, d, h, mi, sec;
+  if (!number(0, 4, y) || !number(5, 2, mo) || !number(8, 2, d) || !number(11, 2, h) || !number(14, 2, mi) ||
+      !number(17, 2, sec)) {
+    return std::nullopt;
+  }
+  long long nanos = 0;
+  const std::string_view fraction = s.substr(19, s.size() - 20);
+  if (!fraction.empty()) {
+    if (fraction[0] != '.' || fraction.size() < 2 || fraction.size() > 10) return std::nullopt;
+    for (std::size_t i = 1; i < 10; ++i) {
+      if (i < fraction.size() && (fraction[i] < '0' || fraction[i] > '9')) return std::nullopt;
+      nanos = nanos * 10 + (i < fraction.size() ? fraction[i] - '0' : 0);
+    }
+  }
+  const year_month_day date{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
+  if (!date.ok() || h > 23 || mi > 59 || sec > 59) return std::nullopt;
+  // Computed in seconds (no overflow for any four-digit year), then checked against what the
+  // clock's nanosecond count holds.
+  const sys_seconds whole = sys_days{date} + hours{h} + minutes{mi} + seconds{sec};
+  constexpr auto lo = floor<seconds>(system_clock::time_point::min()) + seconds{1};
+  constexpr auto hi = floor<seconds>(system_clock::time_point::max()) - seconds{1};
+  if (whole < lo || whole > hi) return std::nullopt;
+  return system_clock::time_point{duration_cast<system_clock::duration>(whole.time_since_epoch())} +
+         duration_cast<system_clock::duration>(nanoseconds{nanos});
+}
+
+}  // namespace faultline::net
