@@ -8,17 +8,13 @@
 // decimal (anything else reads as 0), `watch` true when "1" or "true", an empty `rule`, `action`
 // or `upstreamStatus` field is null.
 
-#include <boost/json/parse.hpp>
-
 #include <array>
 #include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "faultline/audit/record.hpp"
 #include "fuzz_check.hpp"

@@ -8,12 +8,18 @@
 #include <boost/asio/io_context.hpp>
 
 #include <memory>
+#include <ostream>
 #include <thread>
 
 #include "app/bridge.hpp"
 #include "faultline/admin/admin_server.hpp"
 #include "faultline/faults/clock.hpp"
 #include "faultline/faults/request.hpp"
+
+namespace faultline::audit {
+// Failure messages show a record as its JSON line.
+void PrintTo(const Record& record, std::ostream* out) { *out << to_json_line(record); }
+}  // namespace faultline::audit
 
 namespace faultline::harness {
 namespace {
