@@ -34,8 +34,7 @@ const json::value& field(const json::object& o, std::string_view key) {
 }
 
 [[noreturn]] void wrong_type(std::string_view key, std::string_view want) {
-  throw FormatError("audit record: key \"" + std::string(key) + "\" is not " +
-                         std::string(want));
+  throw FormatError("audit record: key \"" + std::string(key) + "\" is not " + std::string(want));
 }
 
 std::string get_string(const json::object& o, std::string_view key) {
