@@ -48,7 +48,7 @@ TSAN_TARGETS   := faults_unit_tests proxy_net_unit proxy_relay_unit proxy_admin_
                   relay_integration_test faultline-proxy
 
 .PHONY: deps build check sanitize tsan fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
-        repro-3355 soak stack-up stack-down stack-status lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+        repro-3355 soak bench stack-up stack-down stack-status lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 deps:
 	@scripts/install-deps --check >/dev/null || scripts/install-deps
@@ -158,6 +158,14 @@ soak: build components
 	scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(OUT),--out $(OUT))
+
+# faultline-proxy side by side with HAProxy, nginx and no proxy, HTTP/1.1 (wrk) and HTTP/2
+# (h2load), a pod GET and a pod list: rps, p99 and ratios to HAProxy (tests/bench/proxy/bench-peers).
+BENCH_SECONDS ?= 10
+BENCH_FLAGS   ?=
+bench: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline-proxy
+	tests/bench/proxy/bench-peers --proxy $(BUILD_DIR)/proxy/faultline-proxy --seconds $(BENCH_SECONDS) $(BENCH_FLAGS)
 
 repro-3355:
 	$(MAKE) chaos SCENARIO=yunikorn-3355-outage SCHEDULER=yunikorn

@@ -1,5 +1,7 @@
 #include "faultline/proxy/headers.hpp"
 
+#include <boost/beast/core/string.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -36,8 +38,7 @@ bool is_hop_by_hop(std::string_view name) {
   static constexpr std::array<std::string_view, 8> kHopByHop = {
       "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
       "upgrade"};
-  std::string l = lower(name);
-  return std::find(kHopByHop.begin(), kHopByHop.end(), l) != kHopByHop.end();
+  return std::any_of(kHopByHop.begin(), kHopByHop.end(), [name](std::string_view h) { return boost::beast::iequals(h, name); });
 }
 
 std::vector<std::string> connection_tokens(std::string_view connection_value) {

@@ -32,13 +32,12 @@ void strip_hop_by_hop(Fields& fields, bool keep_upgrade) {
   std::vector<std::string> named = connection_tokens(fields[http::field::connection]);
   std::vector<std::string> drop;
   for (const auto& field : fields) {
-    std::string name(field.name_string());
+    // Compared in place, without a lower-cased copy of every name (one per header per request).
+    std::string_view name = field.name_string();
     bool upgrade_header = field.name() == http::field::connection || field.name() == http::field::upgrade;
     if (keep_upgrade && upgrade_header) continue;
-    std::string lower_name = name;
-    for (auto& c : lower_name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    bool listed = std::find(named.begin(), named.end(), lower_name) != named.end();
-    if (is_hop_by_hop(name) || (listed && !(keep_upgrade && lower_name == "upgrade"))) drop.push_back(name);
+    bool listed = std::any_of(named.begin(), named.end(), [&](const std::string& token) { return beast::iequals(token, name); });
+    if (is_hop_by_hop(name) || (listed && !(keep_upgrade && beast::iequals(name, "upgrade")))) drop.emplace_back(name);
   }
   for (const auto& name : drop) fields.erase(name);
 }
@@ -244,14 +243,21 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
                                            WatchFilter* filter) {
   auto& res = parser.get();
   http::serializer<false, http::buffer_body> sr{res};
-  co_await hold_while_blackholed();
-  client_tcp().expires_after(options_.io_timeout);
-  auto [hec, hn] = co_await http::async_write_header(*client_, sr, use_tuple);
-  throw_if(hec, "writing the response header");
-  ex.record.status = res.result_int();
+  bool streaming = ex.request.info.is_watch();
+  // When the first body bytes came in together with the header (a small GET, the start of a
+  // LIST), header and body leave in one write: one TLS record and one send instead of two. A watch,
+  // an upgrade, or a body that is not here yet gets its header at once.
+  bool header_with_body = !streaming && !filter && res.result() != http::status::switching_protocols &&
+                          !parser.is_done() && upstream_->buffer.size() > 0;
+  if (!header_with_body) {
+    co_await hold_while_blackholed();
+    client_tcp().expires_after(options_.io_timeout);
+    auto [hec, hn] = co_await http::async_write_header(*client_, sr, use_tuple);
+    throw_if(hec, "writing the response header");
+    ex.record.status = res.result_int();
+  }
   if (res.result() == http::status::switching_protocols) co_return false;
 
-  bool streaming = ex.request.info.is_watch();
   if (streaming) {
     state_ = State::streaming;
     if (server_->observer) server_->observer->watch_opened();
@@ -292,16 +298,19 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
     }
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the upstream body");
     std::size_t got = chunk.size() - body.size;
+    // Without a filter the bytes go out from where they were read.
+    const char* piece = chunk.data();
+    std::size_t piece_size = got;
     if (filter && ex.disposition.json_upstream) {
       for (auto& event : splitter.feed({chunk.data(), got})) {
         if (end == WatchFilter::End::none) apply(filter->on_event(event));
       }
-    } else {
-      out.append(chunk.data(), got);
+      piece = out.data();
+      piece_size = out.size();
     }
-    if (!out.empty() || (parser.is_done() && end == WatchFilter::End::none)) {
+    if (piece_size > 0 || (parser.is_done() && end == WatchFilter::End::none)) {
       bool more = !parser.is_done() && end == WatchFilter::End::none;
-      co_await write_body_piece(sr, res, out.data(), out.size(), more || end != WatchFilter::End::none, ex);
+      co_await write_body_piece(sr, res, piece, piece_size, more || end != WatchFilter::End::none, ex);
       out.clear();
     }
   }
@@ -328,6 +337,7 @@ asio::awaitable<void> Session::write_body_piece(http::serializer<false, http::bu
   client_tcp().expires_after(options_.io_timeout);
   auto [ec, n] = co_await http::async_write(*client_, sr, use_tuple);
   if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "writing the response body");
+  ex.record.status = res.result_int();  // the header went out (with the first piece, or before it)
   ex.record.bytes_out += size;
 }
 
@@ -374,7 +384,7 @@ asio::awaitable<void> Session::tunnel() {
 asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_to_upstream) {
   // Bytes already read past the HTTP header belong to the tunnel.
   beast::flat_buffer& leftover = client_to_upstream ? self->client_buffer_ : self->upstream_->buffer;
-  std::vector<char>& chunk = client_to_upstream ? self->up_chunk() : self->down_chunk();
+  RelayBuffer& chunk = client_to_upstream ? self->up_chunk() : self->down_chunk();
   auto write_to = [&](auto buffers) -> asio::awaitable<boost::system::error_code> {
     co_await self->hold_while_blackholed();
     if (self->cut_ || !self->upstream_) co_return asio::error::operation_aborted;

@@ -354,12 +354,12 @@ asio::awaitable<void> Session::sleep(std::chrono::milliseconds d) {
   co_await timer.async_wait(use_tuple);
 }
 
-std::vector<char>& Session::up_chunk() {
+RelayBuffer& Session::up_chunk() {
   if (up_chunk_.empty()) up_chunk_.resize(options_.relay_buffer);
   return up_chunk_;
 }
 
-std::vector<char>& Session::down_chunk() {
+RelayBuffer& Session::down_chunk() {
   if (down_chunk_.empty()) down_chunk_.resize(options_.relay_buffer);
   return down_chunk_;
 }
@@ -375,8 +375,8 @@ void Session::reserve_upstream_reads() {
 }
 
 void Session::release_idle_buffers() {
-  std::vector<char>().swap(up_chunk_);
-  std::vector<char>().swap(down_chunk_);
+  RelayBuffer().swap(up_chunk_);
+  RelayBuffer().swap(down_chunk_);
   if (client_buffer_.size() == 0) client_buffer_.shrink_to_fit();  // bytes of a pipelined request stay
   if (upstream_ && upstream_->buffer.size() == 0) upstream_->buffer.shrink_to_fit();
 }

@@ -63,6 +63,25 @@ void single_content_length(Parser& parser) {
   }
 }
 
+// A relay buffer: its bytes are always written before they are read, so it is not zero-filled when
+// it is made (the 128 KiB memset per request was a sixth of the proxy's instructions on small
+// responses under callgrind).
+template <class T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <class U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+};
+using RelayBuffer = std::vector<char, UninitializedAllocator<char>>;
+
 // The upstream (kube-apiserver) connection of one client connection, kept alive between requests.
 struct Upstream {
   Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls) : stream(executor, tls) {}
@@ -136,8 +155,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // The relay buffers exist only while a request or a tunnel uses them: an idle connection (or
   // one still in its TLS handshake) holds none of them.
-  std::vector<char>& up_chunk();
-  std::vector<char>& down_chunk();
+  RelayBuffer& up_chunk();
+  RelayBuffer& down_chunk();
   void reserve_client_reads();
   void reserve_upstream_reads();
   void release_idle_buffers();
@@ -158,8 +177,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<TlsStream> client_;
   beast::flat_buffer client_buffer_;
   std::unique_ptr<Upstream> upstream_;
-  std::vector<char> up_chunk_;    // request body bytes on their way upstream
-  std::vector<char> down_chunk_;  // response body bytes on their way to the client
+  RelayBuffer up_chunk_;         // request body bytes on their way upstream
+  RelayBuffer down_chunk_;      // response body bytes on their way to the client
   State state_ = State::handshake;
   bool draining_ = false;
   bool cut_ = false;
