@@ -24,13 +24,13 @@ Report report_for(const Observations& obs, const std::vector<std::string>& expec
     r.started = WallTime{};
     r.finished = WallTime{} + std::chrono::seconds(60);
     r.nodes = 2;
-    r.podsCreated = 4;
-    r.createRateAchieved = 812.5;
+    r.pods_created = 4;
+    r.create_rate_achieved = 812.5;
     r.checks = run_checks(faults::invariant_names(), expect, obs);
     r.verdict = decide_verdict(r.checks);
     r.stats = compute_stats(obs);
     r.faults = {{"outage-mid-bind", 3, 1}};
-    r.faultWindows = fault_windows(*obs.audit);
+    r.fault_windows = fault_windows(*obs.audit);
     r.timeline = build_timeline(obs.pods, r.started);
     return r;
 }
