@@ -113,6 +113,7 @@ TEST_F(KubeClientTest, WatchDeliversEventsAndStopsWhenCancelled) {
     ASSERT_TRUE(end.has_value()) << "the watch did not end within 30 s of being cancelled";
     EXPECT_EQ(failure, "") << "a cancelled watch returns, it does not throw";
     EXPECT_EQ(*end, WatchEnd::stopped);
+    EXPECT_TRUE(client->retries().empty()) << "a stop is not a dropped stream to retry";
     ASSERT_EQ(seen.size(), 2u);
     EXPECT_EQ(seen[0], "ADDED watched");
     EXPECT_EQ(seen[1], "DELETED watched");
