@@ -1,8 +1,8 @@
 #include <boost/json.hpp>
-#include <fstream>
 
 #include "faultline/harness/report.hpp"
 #include "faultline/harness/time_format.hpp"
+#include "faultline/net/certs.hpp"
 
 namespace faultline::harness {
 namespace json = boost::json;
@@ -77,20 +77,10 @@ std::string render_json(const Report& r) {
     return json::serialize(doc) + "\n";
 }
 
-namespace {
-void write_file(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error("cannot write " + path.string());
-}
-}  // namespace
-
 void write_reports(const Report& r, const std::filesystem::path& dir) {
-    std::filesystem::create_directories(dir);
-    write_file(dir / "report.json", render_json(r));
-    write_file(dir / "junit.xml", render_junit(r));
-    write_file(dir / "report.html", render_html(r));
+    net::write_file(dir / "report.json", render_json(r));
+    net::write_file(dir / "junit.xml", render_junit(r));
+    net::write_file(dir / "report.html", render_html(r));
 }
 
 }  // namespace faultline::harness

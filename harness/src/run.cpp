@@ -1,13 +1,13 @@
 #include "faultline/harness/run.hpp"
 
 #include <boost/json.hpp>
-#include <fstream>
 
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/services.hpp"
 #include "faultline/harness/time_format.hpp"
 #include "faultline/harness/token_bucket.hpp"
+#include "faultline/net/certs.hpp"
 
 namespace faultline::harness {
 namespace json = boost::json;
@@ -106,7 +106,8 @@ asio::awaitable<std::string> apiserver_version(KubeClient& client) {
     auto v = co_await client.get("/version");
     if (!v || !v->is_object()) co_return "unknown";
     auto* git = v->get_object().if_contains("gitVersion");
-    co_return git != nullptr && git->is_string() ? std::string(git->get_string()) : "unknown";
+    std::string version = git != nullptr && git->is_string() ? std::string(git->get_string()) : "unknown";
+    co_return version;
 }
 
 faults::Workload effective_workload(const RunOptions& o, const faults::Scenario& sc) {
@@ -256,8 +257,7 @@ private:
             co_await sleep_for(seconds(2));  // let the core apply the shim's last updates
             std::string dump;
             observations.yunikorn = co_await take_yunikorn_snapshot(o_.yunikorn_url, &dump);
-            std::filesystem::create_directories(o_.out_dir);
-            std::ofstream(o_.out_dir / "yunikorn-fullstatedump.json") << dump;
+            net::write_file(o_.out_dir / "yunikorn-fullstatedump.json", dump);
         }
         observations.live_nodes = co_await node_names(*client_);
         for (const auto& f : r_.faults) {
