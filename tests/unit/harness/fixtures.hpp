@@ -1,21 +1,16 @@
 #pragma once
 // Observations shaped like a small YUNIKORN-3355 run: four pods of app burst-1 in root.default,
 // YuniKorn books all four, but burst-00002's bind failed and it stayed Pending with no node.
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "faultline/harness/observations.hpp"
+#include "faultline/net/certs.hpp"
 #include "faultline/harness/yunikorn_rest.hpp"
 
 namespace faultline::harness::testing {
 
 inline std::string read_data(const std::string& name) {
-    std::ifstream in(std::string(FAULTLINE_TEST_DATA_DIR) + "/harness/" + name);
-    if (!in) throw std::runtime_error("missing test data " + name);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    return net::read_file(std::string(FAULTLINE_TEST_DATA_DIR) + "/harness/" + name);  // throws when missing
 }
 
 inline PodState make_pod(int index, const std::string& node, const std::string& phase) {
