@@ -12,6 +12,7 @@
 
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/scenario.hpp"
+#include "faultline/harness/async.hpp"
 #include "faultline/harness/run.hpp"
 #include "faultline/harness/scenario_seed.hpp"
 #include "faultline/net/rfc3339.hpp"
@@ -113,7 +114,8 @@ int run_bench(const std::string& env_file, std::string kubeconfig, const std::st
         default_from(kubeconfig, env, "FAULTLINE_ADMIN_KUBECONFIG");
         fh::KubeClientOptions options;
         options.cluster = faultline::net::load_kubeconfig(kubeconfig);
-        fh::KubeClient client(options);
+        boost::asio::io_context ioc;
+        fh::KubeClient client(ioc.get_executor(), options);
         ff::Workload spec;
         spec.namespace_ = ns;
         ff::Phase phase;
@@ -126,9 +128,11 @@ int run_bench(const std::string& env_file, std::string kubeconfig, const std::st
         ConsoleProgress progress;
         fh::Workload workload(client, spec, "kube-scheduler",
                               [&progress](const std::string& line, bool final) { progress(line, final); });
-        workload.ensure_namespace();
-        workload.delete_leftover_pods(std::chrono::seconds(300));
-        fh::PhaseResult r = workload.run_phase(phase, [] {}, [] { return std::string("no scheduler"); });
+        fh::run_blocking(ioc, workload.ensure_namespace());
+        fh::run_blocking(ioc, workload.delete_leftover_pods(std::chrono::seconds(300)));
+        auto nothing_to_arm = []() -> boost::asio::awaitable<void> { co_return; };
+        auto no_status = [] { return std::string("no scheduler"); };
+        fh::PhaseResult r = fh::run_blocking(ioc, workload.run_phase(phase, nothing_to_arm, no_status));
         std::printf("bench: %llu/%llu pods created in %.3f s = %.1f pods/s (target %s, concurrency %llu, %llu failed)\n",
                     static_cast<unsigned long long>(r.created), static_cast<unsigned long long>(pods), r.seconds,
                     r.rate(), rate > 0 ? std::to_string(static_cast<long long>(rate)).c_str() : "unpaced",
@@ -142,7 +146,7 @@ int run_bench(const std::string& env_file, std::string kubeconfig, const std::st
                     r.created > 0 ? cpu * 1000 / static_cast<double>(r.created) : 0.0);
         for (const auto& [kind, n] : client.retries()) std::printf("bench: retried %s: %lld\n", kind.c_str(), static_cast<long long>(n));
         for (const auto& e : r.errors) std::printf("bench: error: %s\n", e.c_str());
-        workload.delete_leftover_pods(std::chrono::seconds(300));
+        fh::run_blocking(ioc, workload.delete_leftover_pods(std::chrono::seconds(300)));
         return r.failed == 0 ? 0 : 1;
     } catch (const std::exception& e) {
         std::cerr << "faultline-harness bench: " << e.what() << "\n";
@@ -219,7 +223,7 @@ int main(int argc, char** argv) {
         default_from(scheduler, env, "FAULTLINE_SCHEDULER");
         default_from(yunikorn_url, env, "FAULTLINE_YUNIKORN_URL");
         default_from(proxy_url, env, "FAULTLINE_PROXY_ADMIN_URL");
-        default_from(o.proxyAdminToken, env, "FAULTLINE_PROXY_ADMIN_TOKEN");
+        default_from(o.proxy_admin_token, env, "FAULTLINE_PROXY_ADMIN_TOKEN");
     } catch (const std::exception& e) {
         std::cerr << "faultline-harness: " << e.what() << "\n";
         return 2;
@@ -241,9 +245,9 @@ int main(int argc, char** argv) {
     o.kubeconfig = kubeconfig;
     o.context = context;
     o.scheduler = scheduler.empty() ? "yunikorn" : scheduler;
-    o.yunikornUrl = o.scheduler == "yunikorn" ? yunikorn_url : std::string();
-    o.proxyAdminUrl = proxy_url;
-    o.outDir = out_dir.empty() ? default_out_dir(sc->metadata.name.empty() ? "scenario" : sc->metadata.name) : out_dir;
+    o.yunikorn_url = o.scheduler == "yunikorn" ? yunikorn_url : std::string();
+    o.proxy_admin_url = proxy_url;
+    o.out_dir = out_dir.empty() ? default_out_dir(sc->metadata.name.empty() ? "scenario" : sc->metadata.name) : out_dir;
     if (nodes > 0) o.nodes = nodes;
     if (pods > 0) o.pods = pods;
     if (rate > 0) o.rate = rate;
@@ -257,18 +261,18 @@ int main(int argc, char** argv) {
     }
     if (no_expect) o.expect = std::vector<std::string>{};
     else if (!expect.empty()) o.expect = split_list(expect);
-    o.nodeConcurrency = node_concurrency;
+    o.node_concurrency = node_concurrency;
 
     ConsoleProgress progress;
     fh::ProgressFn progress_fn = [&progress](const std::string& line, bool final) { progress(line, final); };
     fh::Report report = fh::run_scenario(o, *sc, text, progress_fn);
     try {
-        fh::write_reports(report, o.outDir);
+        fh::write_reports(report, o.out_dir);
     } catch (const std::exception& e) {
         std::cerr << "faultline-harness: writing reports: " << e.what() << "\n";
         report.verdict = fh::Verdict::error;
     }
     fh::print_summary(report, std::cout);
-    std::cout << "reports: " << o.outDir.string() << "/{report.json,junit.xml,report.html}\n";
+    std::cout << "reports: " << o.out_dir.string() << "/{report.json,junit.xml,report.html}\n";
     return fh::exit_code(report.verdict);
 }

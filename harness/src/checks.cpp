@@ -77,20 +77,20 @@ private:
     std::map<std::string, std::vector<const AuditRecord*>> binds_;
 };
 
-bool scheduled_by_yunikorn(const PodState& p) { return p.schedulerName == kYunikorn; }
+bool scheduled_by_yunikorn(const PodState& p) { return p.scheduler_name == kYunikorn; }
 
 // Everything the queue-accounting check and the stats need, computed once.
 struct Accounting {
     struct PerQueue {
-        std::int64_t allocatedPods = 0;  // what YuniKorn books
-        std::int64_t boundLivePods = 0;  // what the apiserver says is really there
+        std::int64_t allocated_pods = 0;  // what YuniKorn books
+        std::int64_t bound_live_pods = 0;  // what the apiserver says is really there
     };
     std::map<std::string, PerQueue> queues;
     std::vector<std::string> phantoms;  // allocations with no bound, live pod behind them
     std::vector<std::string> missing;   // bound, live pods with no allocation
-    std::int64_t phantomCount = 0;
-    std::int64_t missingCount = 0;
-    std::int64_t allocatedTotal = 0;
+    std::int64_t phantom_count = 0;
+    std::int64_t missing_count = 0;
+    std::int64_t allocated_total = 0;
 };
 
 Accounting analyse_accounting(const Observations& obs) {
@@ -103,19 +103,19 @@ Accounting analyse_accounting(const Observations& obs) {
     std::map<std::string, std::string> queue_of_allocation;
     for (const auto& app : yk.applications) {
         for (const auto& alloc : app.allocations) {
-            queue_of_allocation[alloc.allocationKey] = app.queue;
-            auto it = pod_by_uid.find(alloc.allocationKey);
+            queue_of_allocation[alloc.allocation_key] = app.queue;
+            auto it = pod_by_uid.find(alloc.allocation_key);
             const PodState* pod = it == pod_by_uid.end() ? nullptr : it->second;
-            if (pod != nullptr && pod->live() && pod->isBound()) continue;
-            ++acc.phantomCount;
+            if (pod != nullptr && pod->live() && pod->is_bound()) continue;
+            ++acc.phantom_count;
             if (!binds) binds.emplace(obs);
             std::string why = pod == nullptr    ? "no such pod in the watched namespace"
                               : !pod->live()    ? "pod was deleted"
                                                 : "pod is " + (pod->phase.empty() ? std::string("?") : pod->phase) +
                                                    " with empty spec.nodeName" + binds->of(*pod);
-            std::string name = pod != nullptr ? pod_ref(*pod) : (alloc.podName.empty() ? "?" : alloc.podName);
-            acc.phantoms.push_back("phantom allocation " + alloc.allocationKey + " (pod " + name + ", app " +
-                                   app.id + ", queue " + app.queue + ", node " + alloc.nodeId + "): " + why);
+            std::string name = pod != nullptr ? pod_ref(*pod) : (alloc.pod_name.empty() ? "?" : alloc.pod_name);
+            acc.phantoms.push_back("phantom allocation " + alloc.allocation_key + " (pod " + name + ", app " +
+                                   app.id + ", queue " + app.queue + ", node " + alloc.node_id + "): " + why);
         }
     }
     for (const auto& q : yk.queues) {
@@ -127,19 +127,19 @@ Accounting analyse_accounting(const Observations& obs) {
         } else {
             for (const auto& [key, queue] : queue_of_allocation) allocated += queue == q.name ? 1 : 0;
         }
-        acc.queues[q.name].allocatedPods = allocated;
-        acc.allocatedTotal += allocated;
+        acc.queues[q.name].allocated_pods = allocated;
+        acc.allocated_total += allocated;
     }
     for (const auto& [uid, pod] : obs.pods.pods) {
-        if (!scheduled_by_yunikorn(pod) || !pod.live() || !pod.isBound()) continue;
+        if (!scheduled_by_yunikorn(pod) || !pod.live() || !pod.is_bound()) continue;
         auto it = queue_of_allocation.find(uid);
         std::string queue = it != queue_of_allocation.end() ? it->second
-                            : !pod.queueLabel.empty()      ? pod.queueLabel
+                            : !pod.queue_label.empty()      ? pod.queue_label
                                                            : "(no queue)";
-        acc.queues[queue].boundLivePods++;
+        acc.queues[queue].bound_live_pods++;
         if (it == queue_of_allocation.end()) {
-            ++acc.missingCount;
-            acc.missing.push_back("pod " + pod_ref(pod) + " bound to " + pod.nodeName +
+            ++acc.missing_count;
+            acc.missing.push_back("pod " + pod_ref(pod) + " bound to " + pod.node_name +
                                   " but YuniKorn lists no allocation for it (uid " + uid + ")");
         }
     }
@@ -180,13 +180,13 @@ CheckResult check_pods_bound(const Observations& obs) {
     for (const auto& [uid, pod] : obs.pods.pods) {
         if (!pod.live()) continue;
         ++live;
-        if (!pod.isBound()) {
+        if (!pod.is_bound()) {
             ++unbound;
             add_evidence(r, "pod " + pod_ref(pod) + " is " + (pod.phase.empty() ? "Pending" : pod.phase) +
                                 " with empty spec.nodeName (uid " + uid + ")" + binds.of(pod));
         } else if (pod.phase != "Running") {
             ++not_running;
-            add_evidence(r, "pod " + pod_ref(pod) + " bound to " + pod.nodeName + " but phase is " +
+            add_evidence(r, "pod " + pod_ref(pod) + " bound to " + pod.node_name + " but phase is " +
                                 (pod.phase.empty() ? "unknown" : pod.phase));
         }
     }
@@ -212,21 +212,21 @@ CheckResult check_queue_accounting(const Observations& obs) {
     std::int64_t difference = 0;
     std::vector<std::string> per_queue;
     for (const auto& [queue, q] : acc.queues) {
-        if (q.allocatedPods == 0 && q.boundLivePods == 0) continue;
-        difference += std::llabs(q.allocatedPods - q.boundLivePods);
-        per_queue.push_back("queue " + queue + ": allocatedResource.pods=" + std::to_string(q.allocatedPods) +
-                            ", bound live pods=" + std::to_string(q.boundLivePods));
+        if (q.allocated_pods == 0 && q.bound_live_pods == 0) continue;
+        difference += std::llabs(q.allocated_pods - q.bound_live_pods);
+        per_queue.push_back("queue " + queue + ": allocatedResource.pods=" + std::to_string(q.allocated_pods) +
+                            ", bound live pods=" + std::to_string(q.bound_live_pods));
     }
     for (auto& line : per_queue) add_evidence(r, line);
     for (auto& line : acc.phantoms) add_evidence(r, line);
     for (auto& line : acc.missing) add_evidence(r, line);
-    r.count = std::max(acc.phantomCount + acc.missingCount, difference);
+    r.count = std::max(acc.phantom_count + acc.missing_count, difference);
     r.status = r.count == 0 ? CheckStatus::passed : CheckStatus::violated;
     if (per_queue.empty() && r.count == 0) {
         r.summary = "0 allocations to check: no queue holds allocations and no yunikorn pod is bound";
         return r;
     }
-    r.summary = std::to_string(acc.phantomCount) + " phantom allocations, " + std::to_string(acc.missingCount) +
+    r.summary = std::to_string(acc.phantom_count) + " phantom allocations, " + std::to_string(acc.missing_count) +
                 " bound pods without allocation, queue difference " + std::to_string(difference);
     return r;
 }
@@ -240,7 +240,7 @@ CheckResult check_no_orphan_allocations(const Observations& obs) {
     for (const auto& node : yk.nodes) node_ids.insert(node.id);
     for (const auto& app : yk.applications) {
         auto& keys = app_allocations[app.id];
-        for (const auto& alloc : app.allocations) keys.insert(alloc.allocationKey);
+        for (const auto& alloc : app.allocations) keys.insert(alloc.allocation_key);
     }
     CheckResult r;
     r.name = name;
@@ -248,24 +248,24 @@ CheckResult check_no_orphan_allocations(const Observations& obs) {
     for (const auto& node : yk.nodes) {
         for (const auto& alloc : node.allocations) {
             ++on_nodes;
-            auto app = app_allocations.find(alloc.applicationId);
+            auto app = app_allocations.find(alloc.application_id);
             if (app == app_allocations.end()) {
                 ++r.count;
-                add_evidence(r, "allocation " + alloc.allocationKey + " on node " + node.id +
-                                    " belongs to unknown application '" + alloc.applicationId + "'");
-            } else if (!app->second.contains(alloc.allocationKey)) {
+                add_evidence(r, "allocation " + alloc.allocation_key + " on node " + node.id +
+                                    " belongs to unknown application '" + alloc.application_id + "'");
+            } else if (!app->second.contains(alloc.allocation_key)) {
                 ++r.count;
-                add_evidence(r, "allocation " + alloc.allocationKey + " on node " + node.id + " is not listed by application " +
-                                    alloc.applicationId);
+                add_evidence(r, "allocation " + alloc.allocation_key + " on node " + node.id + " is not listed by application " +
+                                    alloc.application_id);
             }
         }
     }
     for (const auto& app : yk.applications) {
         for (const auto& alloc : app.allocations) {
-            if (!node_ids.contains(alloc.nodeId)) {
+            if (!node_ids.contains(alloc.node_id)) {
                 ++r.count;
-                add_evidence(r, "allocation " + alloc.allocationKey + " of application " + app.id +
-                                    " is on node '" + alloc.nodeId + "' that YuniKorn does not know");
+                add_evidence(r, "allocation " + alloc.allocation_key + " of application " + app.id +
+                                    " is on node '" + alloc.node_id + "' that YuniKorn does not know");
             }
         }
     }
@@ -287,7 +287,7 @@ CheckResult check_no_unexpected_deletes(const Observations& obs) {
             bool pod_delete = (rec.verb == "delete" || rec.verb == "deletecollection") && rec.resource == "pods" &&
                               rec.subresource.empty();
             if (!pod_delete) continue;
-            if (!obs.harnessUserAgent.empty() && rec.user_agent.starts_with(obs.harnessUserAgent)) continue;
+            if (!obs.harness_user_agent.empty() && rec.user_agent.starts_with(obs.harness_user_agent)) continue;
             std::string ref = rec.namespace_ + "/" + (rec.name.empty() ? "*" : rec.name);
             audit_agent[ref] = rec.user_agent;
             offending.insert(ref);
@@ -296,7 +296,7 @@ CheckResult check_no_unexpected_deletes(const Observations& obs) {
         }
     }
     for (const auto& [uid, pod] : obs.pods.pods) {
-        if (pod.live() || obs.pods.deletedByHarness.contains(uid)) continue;
+        if (pod.live() || obs.pods.deleted_by_harness.contains(uid)) continue;
         std::string ref = pod_ref(pod);
         offending.insert(ref);
         auto agent = audit_agent.find(ref);
@@ -316,17 +316,17 @@ CheckResult check_no_unexpected_deletes(const Observations& obs) {
 CheckResult check_bound_to_live_node(const Observations& obs) {
     const std::string name = "bound-to-live-node";
     if (!pods_watched(obs)) return no_data(name, "the pod watch did not deliver its initial list");
-    if (!obs.liveNodes) return no_data(name, "the nodes could not be listed from the apiserver");
-    std::set<std::string> nodes(obs.liveNodes->begin(), obs.liveNodes->end());
+    if (!obs.live_nodes) return no_data(name, "the nodes could not be listed from the apiserver");
+    std::set<std::string> nodes(obs.live_nodes->begin(), obs.live_nodes->end());
     CheckResult r;
     r.name = name;
     std::int64_t bound = 0;
     for (const auto& [uid, pod] : obs.pods.pods) {
-        if (!pod.live() || !pod.isBound()) continue;
+        if (!pod.live() || !pod.is_bound()) continue;
         ++bound;
-        if (!nodes.contains(pod.nodeName)) {
+        if (!nodes.contains(pod.node_name)) {
             ++r.count;
-            add_evidence(r, "pod " + pod_ref(pod) + " is bound to node " + pod.nodeName + " which does not exist");
+            add_evidence(r, "pod " + pod_ref(pod) + " is bound to node " + pod.node_name + " which does not exist");
         }
     }
     r.status = r.count == 0 ? CheckStatus::passed : CheckStatus::violated;
@@ -399,7 +399,7 @@ std::vector<CheckResult> run_checks(const std::vector<std::string>& names, const
         } else {
             r = check_of(spec->id)(obs);
         }
-        r.expectedViolated = std::find(expect.begin(), expect.end(), spec->name) != expect.end();
+        r.expected_violated = std::find(expect.begin(), expect.end(), spec->name) != expect.end();
         results.push_back(std::move(r));
     }
     return results;
@@ -410,10 +410,10 @@ Verdict decide_verdict(const std::vector<CheckResult>& results) {
     bool exactly_expected = true;
     bool any_failed = false;
     for (const auto& r : results) {
-        any_expected = any_expected || r.expectedViolated;
+        any_expected = any_expected || r.expected_violated;
         any_failed = any_failed || r.failed();
         if (r.status == CheckStatus::no_data) exactly_expected = false;  // missing data never reproduces
-        if (r.expectedViolated != (r.status == CheckStatus::violated)) exactly_expected = false;
+        if (r.expected_violated != (r.status == CheckStatus::violated)) exactly_expected = false;
     }
     if (!any_expected) return any_failed ? Verdict::fail : Verdict::pass;
     return exactly_expected ? Verdict::reproduced : Verdict::fail;
@@ -424,23 +424,23 @@ RunStats compute_stats(const Observations& obs) {
     for (const auto& [uid, pod] : obs.pods.pods) {
         ++s.pods;
         if (!pod.live()) {
-            ++s.deletedPods;
+            ++s.deleted_pods;
             continue;
         }
-        if (pod.isBound()) ++s.boundPods; else ++s.strandedPods;
-        if (pod.phase == "Running") ++s.runningPods;
+        if (pod.is_bound()) ++s.bound_pods; else ++s.stranded_pods;
+        if (pod.phase == "Running") ++s.running_pods;
     }
     if (obs.yunikorn && obs.scheduler == kYunikorn) {
         Accounting acc = analyse_accounting(obs);
-        s.queueAllocatedPods = acc.allocatedTotal;
-        s.phantomAllocations = acc.phantomCount;
+        s.queue_allocated_pods = acc.allocated_total;
+        s.phantom_allocations = acc.phantom_count;
     }
     if (obs.audit) {
-        s.bindsSucceeded = 0;
-        s.bindsFailed = 0;
+        s.binds_succeeded = 0;
+        s.binds_failed = 0;
         for (const auto& rec : *obs.audit) {
             if (rec.resource != "pods" || rec.subresource != "binding") continue;
-            ++*(rec.status >= 200 && rec.status < 300 ? s.bindsSucceeded : s.bindsFailed);
+            ++*(rec.status >= 200 && rec.status < 300 ? s.binds_succeeded : s.binds_failed);
         }
     }
     return s;

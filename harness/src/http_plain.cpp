@@ -1,63 +1,67 @@
 #include "faultline/harness/http_plain.hpp"
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
 #include <limits>
 #include <stdexcept>
 
+#include "faultline/harness/async.hpp"
 #include "faultline/harness/kube_client.hpp"
 
 namespace faultline::harness {
 namespace beast = boost::beast;
 namespace http = beast::http;
 
-PlainResponse http_call(const std::string& method, const std::string& url, const std::string& body,
-                        const std::string& contentType, const std::string& bearerToken, std::chrono::seconds timeout) {
+namespace {
+
+// The URL's step that failed, for the error message.
+void throw_step(const std::string& method, const std::string& url, const char* step, const boost::system::error_code& ec) {
+    if (ec) throw std::runtime_error(method + " " + url + ": " + step + ": " + ec.message());
+}
+
+}  // namespace
+
+asio::awaitable<PlainResponse> http_call(std::string method, std::string url, std::string body,
+                                         std::string content_type, std::string bearer_token,
+                                         std::chrono::seconds timeout) {
     auto parsed = boost::urls::parse_uri(url);
     if (!parsed || parsed->scheme() != "http") throw std::runtime_error(url + ": expected an http:// URL");
-    std::string host = parsed->host();
-    std::string port = parsed->has_port() ? std::string(parsed->port()) : "80";
+    const std::string host = parsed->host();
+    const std::string port = parsed->has_port() ? std::string(parsed->port()) : "80";
     std::string target = std::string(parsed->encoded_target());
     if (target.empty()) target = "/";
 
-    boost::asio::io_context ioc;
-    beast::tcp_stream stream(ioc);
-    boost::system::error_code result;
-    PlainResponse out;
+    auto executor = co_await asio::this_coro::executor;
+    asio::ip::tcp::resolver resolver(executor);
+    auto [rec, endpoints] = co_await resolver.async_resolve(host, port, use_tuple);
+    throw_step(method, url, "resolve", rec);
+
     http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+    req.set(http::field::host, host + ":" + port);
+    req.set(http::field::user_agent, kHarnessUserAgent);
+    if (!bearer_token.empty()) req.set(http::field::authorization, "Bearer " + bearer_token);
+    if (!content_type.empty()) req.set(http::field::content_type, content_type);
+    req.body() = body;
+    req.prepare_payload();
+
+    // One deadline covers connect, write and read.
+    beast::tcp_stream stream(executor);
+    stream.expires_after(timeout);
+    auto [cec, connected] = co_await stream.async_connect(endpoints, use_tuple);
+    throw_step(method, url, "connect", cec);
+    auto [wec, written] = co_await http::async_write(stream, req, use_tuple);
+    throw_step(method, url, "write", wec);
     http::response_parser<http::string_body> parser;
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
     beast::flat_buffer buffer;
-    const char* step = "resolve";
-    // The steps chain asynchronously so that one deadline covers connect, write and read.
-    boost::asio::ip::tcp::resolver resolver(ioc);
-    auto endpoints = resolver.resolve(host, port, result);
-    if (!result) {
-        req.set(http::field::host, host + ":" + port);
-        req.set(http::field::user_agent, kHarnessUserAgent);
-        if (!bearerToken.empty()) req.set(http::field::authorization, "Bearer " + bearerToken);
-        if (!contentType.empty()) req.set(http::field::content_type, contentType);
-        req.body() = body;
-        req.prepare_payload();
-        stream.expires_after(timeout);
-        step = "connect";
-        stream.async_connect(endpoints, [&](boost::system::error_code ec, auto&&) {
-            if (ec) return void(result = ec);
-            step = "write";
-            http::async_write(stream, req, [&](boost::system::error_code ec2, std::size_t) {
-                if (ec2) return void(result = ec2);
-                step = "read";
-                http::async_read(stream, buffer, parser,
-                                 [&](boost::system::error_code ec3, std::size_t) { result = ec3; });
-            });
-        });
-        ioc.run();
-    }
-    if (result) throw std::runtime_error(method + " " + url + ": " + step + ": " + result.message());
+    auto [rdec, read] = co_await http::async_read(stream, buffer, parser, use_tuple);
+    throw_step(method, url, "read", rdec);
+
     const auto& res = parser.get();
+    PlainResponse out;
     out.status = static_cast<int>(res.result_int());
     out.body = res.body();
     for (const auto& field : res) {
@@ -65,7 +69,7 @@ PlainResponse http_call(const std::string& method, const std::string& url, const
         for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         out.headers[name] = std::string(field.value());
     }
-    return out;
+    co_return out;
 }
 
 }  // namespace faultline::harness

@@ -1,23 +1,25 @@
 #include "faultline/harness/kube_client.hpp"
 
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <boost/json.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
+#include <boost/url/url.hpp>
 #include <limits>
-#include <thread>
 
 #include <poll.h>
 
+#include "faultline/harness/async.hpp"
 #include "faultline/net/endpoint.hpp"
 #include "faultline/net/tls.hpp"
 
 namespace faultline::harness {
-namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
@@ -25,70 +27,81 @@ using error_code = boost::system::error_code;
 
 namespace {
 
-// A failed exchange. `noResponse`: the connection failed before one byte of an answer arrived; on
+// A failed exchange. `no_response`: the connection failed before one byte of an answer arrived; on
 // a reused keep-alive connection that is what a server closing it while idle looks like.
 struct ExchangeError : boost::system::system_error {
-    ExchangeError(error_code ec, const char* what, bool noResponseBytes)
-        : boost::system::system_error(ec, what), noResponse(noResponseBytes) {}
-    bool noResponse;
+    ExchangeError(error_code ec, const char* what, bool no_response_bytes)
+        : boost::system::system_error(ec, what), no_response(no_response_bytes) {}
+    bool no_response;
 };
 
 }  // namespace
 
-// One TLS connection, driven by its own io_context on the calling thread. Asynchronous operations
-// with tcp_stream deadlines give timeouts, and a stop flag can cancel a long watch read.
+// One TLS connection. Every operation runs under a tcp_stream deadline (the request timeout; five
+// minutes for a watch stream's next bytes); cancelling the coroutine cancels the operation.
 class KubeClient::Connection {
 public:
-    Connection(asio::ssl::context& tls, const net::Endpoint& ep, const std::string& verifyName, bool verify,
-               std::chrono::seconds timeout)
-        : stream_(ioc_, tls), timeout_(timeout) {
-        asio::ip::tcp::resolver resolver(ioc_);
-        auto endpoints = resolver.resolve(ep.host, std::to_string(ep.port));
-        net::prepare_client_ssl(stream_.native_handle(), verifyName, verify);
-        beast::get_lowest_layer(stream_).expires_after(timeout_);
-        throw_if(run([&](auto done) { beast::get_lowest_layer(stream_).async_connect(endpoints, done); }), "connect");
-        beast::get_lowest_layer(stream_).expires_after(timeout_);
-        throw_if(run([&](auto done) { stream_.async_handshake(asio::ssl::stream_base::client, done); }),
-                 "TLS handshake");
+    static asio::awaitable<std::unique_ptr<Connection>> open(asio::ssl::context& tls, const net::Endpoint& ep,
+                                                             const std::string& verify_name, bool verify,
+                                                             std::chrono::seconds timeout) {
+        auto executor = co_await asio::this_coro::executor;
+        std::unique_ptr<Connection> c(new Connection(executor, tls, timeout));
+        asio::ip::tcp::resolver resolver(executor);
+        const std::string port = std::to_string(ep.port);
+        auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, port, use_tuple);
+        throw_if(rec, "resolve");
+        net::prepare_client_ssl(c->stream_.native_handle(), verify_name, verify);
+        c->tcp().expires_after(timeout);
+        auto [cec, connected] = co_await c->tcp().async_connect(endpoints, use_tuple);
+        throw_if(cec, "connect");
+        c->tcp().expires_after(timeout);
+        auto [hec] = co_await c->stream_.async_handshake(asio::ssl::stream_base::client, use_tuple);
+        throw_if(hec, "TLS handshake");
+        co_return c;
     }
 
-    HttpResult exchange(const http::request<http::string_body>& req, bool& keepAlive) {
-        beast::get_lowest_layer(stream_).expires_after(timeout_);
-        if (auto ec = run([&](auto done) { http::async_write(stream_, req, done); })) {
-            throw ExchangeError(ec, "write request", true);
-        }
+    // Throws ExchangeError.
+    asio::awaitable<HttpResult> exchange(const http::request<http::string_body>& req, bool& keep_alive) {
+        tcp().expires_after(timeout_);
+        auto [wec, written] = co_await http::async_write(stream_, req, use_tuple);
+        if (wec) throw ExchangeError(wec, "write request", true);
         http::response_parser<http::string_body> parser;
         parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-        beast::get_lowest_layer(stream_).expires_after(timeout_);
-        if (auto ec = run([&](auto done) { http::async_read(stream_, buffer_, parser, done); })) {
+        tcp().expires_after(timeout_);
+        auto [rec, read] = co_await http::async_read(stream_, buffer_, parser, use_tuple);
+        if (rec) {
             // A timeout is a server that did not answer, not one that closed the connection.
-            throw ExchangeError(ec, "read response", !parser.got_some() && ec != beast::error::timeout);
+            throw ExchangeError(rec, "read response", !parser.got_some() && rec != beast::error::timeout);
         }
         const auto& res = parser.get();
-        keepAlive = res.keep_alive();
+        keep_alive = res.keep_alive();
         HttpResult out;
         out.status = static_cast<int>(res.result_int());
         out.body = res.body();
-        if (auto it = res.find(http::field::retry_after); it != res.end()) out.retryAfter = std::string(it->value());
-        return out;
+        if (auto it = res.find(http::field::retry_after); it != res.end()) out.retry_after = std::string(it->value());
+        co_return out;
     }
 
     // Streams a chunked answer line by line. Returns the status; a non-200 answer's body goes to
-    // errorBody. Stops when onLine returns false, the server ends the stream, or stop is set.
-    int stream(const http::request<http::string_body>& req, const std::function<bool(std::string_view)>& onLine,
-               const std::atomic<bool>& stop, std::string& errorBody) {
-        write(req);
+    // error_body. Stops when on_line returns false or the server ends the stream; a cancelled read
+    // throws (operation_aborted).
+    asio::awaitable<int> stream(const http::request<http::string_body>& req,
+                                const std::function<bool(std::string_view)>& on_line, std::string& error_body) {
+        tcp().expires_after(timeout_);
+        auto [wec, written] = co_await http::async_write(stream_, req, use_tuple);
+        throw_if(wec, "write request");
         http::response_parser<http::string_body> parser;
         parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-        beast::get_lowest_layer(stream_).expires_after(timeout_);
-        throw_if(run([&](auto done) { http::async_read_header(stream_, buffer_, parser, done); }, &stop),
-                 "read watch header");
+        tcp().expires_after(timeout_);
+        auto [hec, header] = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
+        throw_if(hec, "read watch header");
         int status = static_cast<int>(parser.get().result_int());
         if (status != 200) {
-            beast::get_lowest_layer(stream_).expires_after(timeout_);
-            throw_if(run([&](auto done) { http::async_read(stream_, buffer_, parser, done); }), "read error body");
-            errorBody = parser.get().body();
-            return status;
+            tcp().expires_after(timeout_);
+            auto [bec, body] = co_await http::async_read(stream_, buffer_, parser, use_tuple);
+            throw_if(bec, "read error body");
+            error_body = parser.get().body();
+            co_return status;
         }
         std::string pending;
         bool wanted = true;
@@ -96,60 +109,36 @@ public:
             pending.append(data.data(), data.size());
             std::size_t start = 0;
             for (auto nl = pending.find('\n'); nl != std::string::npos && wanted; nl = pending.find('\n', start)) {
-                wanted = onLine(std::string_view(pending).substr(start, nl - start));
+                wanted = on_line(std::string_view(pending).substr(start, nl - start));
                 start = nl + 1;
             }
             pending.erase(0, start);
             return data.size();
         };
         parser.on_chunk_body(on_chunk);
-        while (!parser.is_done() && wanted && !stop.load()) {
+        while (!parser.is_done() && wanted) {
             // A quiet watch still gets bookmarks about once a minute; five silent minutes is dead.
-            beast::get_lowest_layer(stream_).expires_after(std::chrono::minutes(5));
-            error_code ec = run([&](auto done) { http::async_read_some(stream_, buffer_, parser, done); }, &stop);
-            if (stop.load()) break;
+            tcp().expires_after(std::chrono::minutes(5));
+            auto [ec, n] = co_await http::async_read_some(stream_, buffer_, parser, use_tuple);
             throw_if(ec, "read watch stream");
         }
-        return status;
+        co_return status;
     }
 
     // An idle keep-alive connection has nothing to read: anything readable (the server's TLS
     // close_notify, its FIN or a reset) means the server has closed it.
-    bool closedByPeer() {
+    bool closed_by_peer() {
         if (buffer_.size() > 0) return true;
-        pollfd p{beast::get_lowest_layer(stream_).socket().native_handle(), POLLIN, 0};
+        pollfd p{tcp().socket().native_handle(), POLLIN, 0};
         return ::poll(&p, 1, 0) != 0;  // readable, hung up, error, or poll itself failed
     }
 
 private:
-    void write(const http::request<http::string_body>& req) {
-        beast::get_lowest_layer(stream_).expires_after(timeout_);
-        throw_if(run([&](auto done) { http::async_write(stream_, req, done); }), "write request");
-    }
+    Connection(const asio::any_io_executor& executor, asio::ssl::context& tls, std::chrono::seconds timeout)
+        : stream_(executor, tls), timeout_(timeout) {}
 
-    template <class Start>
-    error_code run(Start&& start, const std::atomic<bool>* stop = nullptr) {
-        error_code result;
-        bool finished = false;
-        start([&](error_code ec, auto&&...) {
-            result = ec;
-            finished = true;
-        });
-        ioc_.restart();
-        while (!finished) {
-            // One handler at a time: return as soon as our operation completes, not when the
-            // io_context runs dry (a cancelled deadline timer may still be queued).
-            ioc_.run_one_for(std::chrono::milliseconds(200));
-            if (!finished && stop != nullptr && stop->load()) beast::get_lowest_layer(stream_).cancel();
-        }
-        return result;
-    }
+    beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
 
-    static void throw_if(error_code ec, const char* what) {
-        if (ec) throw boost::system::system_error(ec, what);
-    }
-
-    asio::io_context ioc_;
     beast::ssl_stream<beast::tcp_stream> stream_;
     beast::flat_buffer buffer_;
     std::chrono::seconds timeout_;
@@ -193,17 +182,6 @@ json::value parse_body(const HttpResult& res, const std::string& what) {
     return v;
 }
 
-std::string with_query(const std::string& path, const std::vector<std::pair<std::string, std::string>>& params) {
-    std::string out = path;
-    char sep = path.find('?') == std::string::npos ? '?' : '&';
-    for (const auto& [k, v] : params) {
-        if (v.empty()) continue;
-        out += sep + k + "=" + url_encode(v);
-        sep = '&';
-    }
-    return out;
-}
-
 std::string resource_version_of(const json::value& object) {
     if (!object.is_object()) return {};
     auto* meta = object.get_object().if_contains("metadata");
@@ -212,37 +190,44 @@ std::string resource_version_of(const json::value& object) {
     return rv != nullptr && rv->is_string() ? std::string(rv->get_string()) : std::string();
 }
 
-void sleep_unless_stopped(std::chrono::milliseconds d, const std::atomic<bool>* stop) {
-    auto until = std::chrono::steady_clock::now() + d;
-    while (std::chrono::steady_clock::now() < until) {
-        if (stop != nullptr && stop->load()) return;
-        std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(d, std::chrono::milliseconds(50)));
+http::request<http::string_body> make_request(const std::string& method, const std::string& target,
+                                              const std::string& body, const std::string& content_type,
+                                              const KubeClientOptions& o, const net::HttpsUrl& url) {
+    http::request<http::string_body> req{http::string_to_verb(method), url.base_path + target, 11};
+    req.set(http::field::host, url.endpoint.to_string());
+    req.set(http::field::user_agent, o.user_agent);
+    req.set(http::field::accept, "application/json");
+    if (!o.cluster.token.empty()) req.set(http::field::authorization, "Bearer " + o.cluster.token);
+    if (!body.empty()) {
+        req.set(http::field::content_type, content_type);
+        req.body() = body;
     }
+    req.keep_alive(true);
+    req.prepare_payload();
+    return req;
 }
 
 }  // namespace
 
-std::string url_encode(const std::string& value) {
-    static const char* hex = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : value) {
-        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-            out += static_cast<char>(c);
-        } else {
-            out += '%';
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
+std::string with_query(const std::string& path,
+                       std::initializer_list<std::pair<std::string_view, std::string_view>> params) {
+    boost::urls::url url = boost::urls::parse_uri_reference(path).value();
+    for (const auto& [key, value] : params) {
+        if (value.empty()) continue;
+        // Everything but the unreserved characters is percent-encoded: Go's query parser reads a
+        // literal '+' (as in a base64 continue token) as a space.
+        url.encoded_params().append({boost::urls::encode(key, boost::urls::unreserved_chars),
+                                     boost::urls::encode(value, boost::urls::unreserved_chars)});
     }
-    return out;
+    return std::string(url.buffer());
 }
 
-KubeClient::KubeClient(KubeClientOptions options)
-    : options_(std::move(options)), impl_(std::make_unique<Impl>(options_.cluster)) {}
+KubeClient::KubeClient(asio::any_io_executor executor, KubeClientOptions options)
+    : executor_(std::move(executor)), options_(std::move(options)), impl_(std::make_unique<Impl>(options_.cluster)) {}
 
 KubeClient::~KubeClient() = default;
 
-std::unique_ptr<KubeClient::Connection> KubeClient::acquire(bool* reused) {
+asio::awaitable<std::unique_ptr<KubeClient::Connection>> KubeClient::acquire(bool* reused) {
     if (reused != nullptr) *reused = false;
     std::unique_ptr<Connection> pooled;
     {
@@ -253,18 +238,18 @@ std::unique_ptr<KubeClient::Connection> KubeClient::acquire(bool* reused) {
         }
     }
     if (pooled) {
-        if (!pooled->closedByPeer()) {
+        if (!pooled->closed_by_peer()) {
             if (reused != nullptr) *reused = true;
-            return pooled;
+            co_return pooled;
         }
         // The server closed the most recently used idle connection (its idle timeout): the others
         // have been idle at least as long.
         discard_idle();
     }
     const auto& c = options_.cluster;
-    std::string verify_name = c.tls_server_name.empty() ? impl_->url.endpoint.host : c.tls_server_name;
-    return std::make_unique<Connection>(impl_->tls, impl_->url.endpoint, verify_name, !c.insecure_skip_verify,
-                                        options_.requestTimeout);
+    const std::string verify_name = c.tls_server_name.empty() ? impl_->url.endpoint.host : c.tls_server_name;
+    co_return co_await Connection::open(impl_->tls, impl_->url.endpoint, verify_name, !c.insecure_skip_verify,
+                                        options_.request_timeout);
 }
 
 void KubeClient::discard_idle() {
@@ -291,101 +276,85 @@ std::map<std::string, std::int64_t> KubeClient::retries() const {
 }
 
 std::chrono::milliseconds KubeClient::backoff(int attempt) const {
-    auto d = options_.retry.initialBackoff * (1LL << std::min(attempt, 10));
-    return std::min<std::chrono::milliseconds>(d, options_.retry.maxBackoff);
+    auto d = options_.retry.initial_backoff * (1LL << std::min(attempt, 10));
+    return std::min<std::chrono::milliseconds>(d, options_.retry.max_backoff);
 }
 
-namespace {
-http::request<http::string_body> make_request(const std::string& method, const std::string& target,
-                                              const std::string& body, const std::string& contentType,
-                                              const KubeClientOptions& o, const net::HttpsUrl& url) {
-    http::request<http::string_body> req{http::string_to_verb(method), url.base_path + target, 11};
-    req.set(http::field::host, url.endpoint.to_string());
-    req.set(http::field::user_agent, o.userAgent);
-    req.set(http::field::accept, "application/json");
-    if (!o.cluster.token.empty()) req.set(http::field::authorization, "Bearer " + o.cluster.token);
-    if (!body.empty()) {
-        req.set(http::field::content_type, contentType);
-        req.body() = body;
-    }
-    req.keep_alive(true);
-    req.prepare_payload();
-    return req;
-}
-}  // namespace
-
-HttpResult KubeClient::request(const std::string& method, const std::string& target, const std::string& body,
-                               const std::string& contentType) {
-    auto req = make_request(method, target, body, contentType, options_, impl_->url);
+asio::awaitable<HttpResult> KubeClient::request(std::string method, std::string target, std::string body,
+                                                std::string content_type) {
+    const auto req = make_request(method, target, body, content_type, options_, impl_->url);
     int stale_connections = 0;
     for (int attempt = 1;; ++attempt) {
         bool reused = false;
+        std::chrono::milliseconds wait{0};
         try {
-            std::unique_ptr<Connection> conn = acquire(&reused);
+            std::unique_ptr<Connection> conn = co_await acquire(&reused);
             bool keep_alive = false;
-            HttpResult res = conn->exchange(req, keep_alive);
+            HttpResult res = co_await conn->exchange(req, keep_alive);
             if (keep_alive) release(std::move(conn));
-            if (!transient_status(res.status) || attempt >= options_.retry.maxAttempts) return res;
+            if (!transient_status(res.status) || attempt >= options_.retry.max_attempts) co_return res;
             count_retry(std::to_string(res.status));
-            auto wait = backoff(attempt);
-            if (!res.retryAfter.empty() && std::isdigit(static_cast<unsigned char>(res.retryAfter[0]))) {
-                wait = std::max<std::chrono::milliseconds>(wait, std::chrono::seconds(std::stoi(res.retryAfter)));
+            wait = backoff(attempt);
+            if (!res.retry_after.empty() && std::isdigit(static_cast<unsigned char>(res.retry_after[0]))) {
+                wait = std::max<std::chrono::milliseconds>(wait, std::chrono::seconds(std::stoi(res.retry_after)));
             }
-            sleep_unless_stopped(wait, nullptr);
         } catch (const boost::system::system_error& e) {
             const auto* exchange = dynamic_cast<const ExchangeError*>(&e);
-            if (reused && exchange != nullptr && exchange->noResponse) {
+            if (reused && exchange != nullptr && exchange->no_response) {
                 // The server closed this keep-alive connection while it was idle, just before or
                 // as the request arrived. Its idle siblings are as old: drop them all. That is not
                 // a failure of the API, so a request that may safely be repeated goes out again
                 // at once on a new connection (the pool is empty now) without counting an attempt.
                 discard_idle();
-                if (idempotent(method) && ++stale_connections <= options_.retry.maxAttempts) {
+                if (idempotent(method) && ++stale_connections <= options_.retry.max_attempts) {
                     --attempt;
                     continue;
                 }
             }
-            if (attempt >= options_.retry.maxAttempts) {
+            if (attempt >= options_.retry.max_attempts) {
                 throw TransportError(method + " " + target + ": " + e.what() + " (after " + std::to_string(attempt) +
                                      " attempts)");
             }
             count_retry("connection");
-            sleep_unless_stopped(backoff(attempt), nullptr);
+            wait = backoff(attempt);
         }
+        co_await sleep_for(wait);  // not inside the catch block: a handler cannot co_await
     }
 }
 
-json::value KubeClient::create(const std::string& collectionPath, const json::value& object) {
-    HttpResult res = request("POST", collectionPath, json::serialize(object));
-    if (res.status < 200 || res.status > 202) throw api_error(res.status, res.body, "create " + collectionPath);
-    return parse_body(res, "create " + collectionPath);
+asio::awaitable<json::value> KubeClient::create(std::string collection_path, json::value object) {
+    const std::string body = json::serialize(object);
+    HttpResult res = co_await request("POST", collection_path, body);
+    if (res.status < 200 || res.status > 202) throw api_error(res.status, res.body, "create " + collection_path);
+    co_return parse_body(res, "create " + collection_path);
 }
 
-std::optional<json::value> KubeClient::get(const std::string& path) {
-    HttpResult res = request("GET", path);
-    if (res.status == 404) return std::nullopt;
+asio::awaitable<std::optional<json::value>> KubeClient::get(std::string path) {
+    HttpResult res = co_await request("GET", path);
+    if (res.status == 404) co_return std::nullopt;
     if (res.status != 200) throw api_error(res.status, res.body, "get " + path);
-    return parse_body(res, "get " + path);
+    co_return parse_body(res, "get " + path);
 }
 
-ListResult KubeClient::list(const std::string& collectionPath, const std::string& labelSelector, int pageSize) {
+asio::awaitable<ListResult> KubeClient::list(std::string collection_path, std::string label_selector, int page_size) {
+    const std::string limit = std::to_string(page_size);
     for (;;) {
         ListResult out;
         std::string token;
         bool expired = false;
         do {
-            std::string target = with_query(collectionPath, {{"limit", std::to_string(pageSize)},
-                                                             {"continue", token},
-                                                             {"labelSelector", labelSelector}});
-            HttpResult res = request("GET", target);
+            std::string target = with_query(collection_path, {{"limit", limit},
+                                                              {"continue", token},
+                                                              {"labelSelector", label_selector}});
+            HttpResult res = co_await request("GET", target);
             if (res.status == 410 && !token.empty()) {
                 expired = true;  // the continue token outlived its snapshot: start over
                 break;
             }
-            if (res.status != 200) throw api_error(res.status, res.body, "list " + collectionPath);
-            json::value page = parse_body(res, "list " + collectionPath);
+            if (res.status != 200) throw api_error(res.status, res.body, "list " + collection_path);
+            json::value page = parse_body(res, "list " + collection_path);
             const auto& o = page.as_object();
-            if (out.resourceVersion.empty()) out.resourceVersion = resource_version_of(page);
+            if (out.resource_version.empty()) out.resource_version = resource_version_of(page);
             if (auto* items = o.if_contains("items"); items != nullptr && items->is_array()) {
                 for (auto& item : items->get_array()) out.items.push_back(item);
             }
@@ -396,35 +365,36 @@ ListResult KubeClient::list(const std::string& collectionPath, const std::string
                 }
             }
         } while (!token.empty());
-        if (!expired) return out;
+        if (!expired) co_return out;
         count_retry("410-continue");
     }
 }
 
-bool KubeClient::remove(const std::string& path) {
-    HttpResult res = request("DELETE", path);
-    if (res.status == 404) return false;
+asio::awaitable<bool> KubeClient::remove(std::string path) {
+    HttpResult res = co_await request("DELETE", path);
+    if (res.status == 404) co_return false;
     if (res.status != 200 && res.status != 202) throw api_error(res.status, res.body, "delete " + path);
-    return true;
+    co_return true;
 }
 
-json::value KubeClient::patch(const std::string& path, const json::value& mergePatch) {
-    HttpResult res = request("PATCH", path, json::serialize(mergePatch), "application/merge-patch+json");
+asio::awaitable<json::value> KubeClient::patch(std::string path, json::value merge_patch) {
+    const std::string body = json::serialize(merge_patch);
+    HttpResult res = co_await request("PATCH", path, body, "application/merge-patch+json");
     if (res.status != 200) throw api_error(res.status, res.body, "patch " + path);
-    return parse_body(res, "patch " + path);
+    co_return parse_body(res, "patch " + path);
 }
 
-WatchEnd KubeClient::watch(const std::string& collectionPath, std::string resourceVersion,
-                           const std::function<void(const WatchEvent&)>& onEvent, const std::atomic<bool>& stop,
-                           const std::string& labelSelector) {
+asio::awaitable<WatchEnd> KubeClient::watch(std::string collection_path, std::string resource_version,
+                                            std::function<void(const WatchEvent&)> on_event,
+                                            std::string label_selector) {
     int failures = 0;
-    while (!stop.load()) {
+    for (;;) {
         bool gone = false;
         auto on_line = [&](std::string_view line) {
             if (line.find_first_not_of(" \r\t") == std::string_view::npos) return true;
             error_code ec;
             json::value ev = json::parse(line, ec);
-            if (ec || !ev.is_object()) throw std::runtime_error("watch " + collectionPath + ": malformed event");
+            if (ec || !ev.is_object()) throw std::runtime_error("watch " + collection_path + ": malformed event");
             const auto& o = ev.get_object();
             std::string type = o.contains("type") && o.at("type").is_string() ? std::string(o.at("type").get_string()) : "";
             const json::value& object = o.contains("object") ? o.at("object") : ev;
@@ -434,37 +404,43 @@ WatchEnd KubeClient::watch(const std::string& collectionPath, std::string resour
                     gone = true;
                     return false;
                 }
-                throw api_error(500, json::serialize(object), "watch " + collectionPath + " ERROR event");
+                throw api_error(500, json::serialize(object), "watch " + collection_path + " ERROR event");
             }
-            if (auto rv = resource_version_of(object); !rv.empty()) resourceVersion = rv;
-            onEvent(WatchEvent{type, object});
+            if (auto rv = resource_version_of(object); !rv.empty()) resource_version = rv;
+            on_event(WatchEvent{type, object});
             failures = 0;
             return true;
         };
-        std::string target = with_query(collectionPath, {{"watch", "1"},
-                                                         {"allowWatchBookmarks", "true"},
-                                                         {"timeoutSeconds", "240"},
-                                                         {"resourceVersion", resourceVersion},
-                                                         {"labelSelector", labelSelector}});
-        auto req = make_request("GET", target, {}, {}, options_, impl_->url);
+        const std::string target = with_query(collection_path, {{"watch", "1"},
+                                                                {"allowWatchBookmarks", "true"},
+                                                                {"timeoutSeconds", "240"},
+                                                                {"resourceVersion", resource_version},
+                                                                {"labelSelector", label_selector}});
+        const auto req = make_request("GET", target, {}, {}, options_, impl_->url);
+        std::string retry_kind;  // empty: the stream ended normally (the server's timeoutSeconds)
         try {
-            auto conn = acquire();  // never returned to the pool: a watch owns its connection
+            auto conn = co_await acquire();  // never returned to the pool: a watch owns its connection
             std::string error_body;
-            int status = conn->stream(req, on_line, stop, error_body);
-            if (gone || status == 410) return WatchEnd::gone;
-            if (status != 200 && !transient_status(status)) throw api_error(status, error_body, "watch " + collectionPath);
-            if (status != 200) {
-                count_retry(std::to_string(status));
-                sleep_unless_stopped(backoff(++failures), &stop);
-            }
-            // status 200 and the stream ended: the server's timeoutSeconds; resume from resourceVersion.
-        } catch (const boost::system::system_error& e) {
-            if (stop.load()) break;
-            count_retry("watch-reconnect");
-            sleep_unless_stopped(backoff(++failures), &stop);
+            int status = co_await conn->stream(req, on_line, error_body);
+            if (gone || status == 410) co_return WatchEnd::gone;
+            if (status != 200 && !transient_status(status)) throw api_error(status, error_body, "watch " + collection_path);
+            if (status != 200) retry_kind = std::to_string(status);
+        } catch (const boost::system::system_error&) {
+            retry_kind = "watch-reconnect";  // or the caller cancelled us: checked next
         }
+        // Read inline: awaiting a nested coroutine would throw once the caller has cancelled us.
+        auto cancellation = co_await asio::this_coro::cancellation_state;
+        if (cancellation.cancelled() != asio::cancellation_type::none) co_return WatchEnd::stopped;
+        if (!retry_kind.empty()) {
+            count_retry(retry_kind);
+            try {
+                co_await sleep_for(backoff(++failures));
+            } catch (const boost::system::system_error&) {
+                co_return WatchEnd::stopped;  // cancelled while waiting
+            }
+        }
+        // Resume from resource_version.
     }
-    return WatchEnd::stopped;
 }
 
 }  // namespace faultline::harness

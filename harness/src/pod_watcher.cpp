@@ -23,10 +23,8 @@ bool has_deletion_timestamp(const json::value& pod) {
 
 }  // namespace
 
-PodWatcher::PodWatcher(KubeClient& client, std::string ns, std::string labelSelector)
-    : client_(client), ns_(std::move(ns)), selector_(std::move(labelSelector)) {}
-
-PodWatcher::~PodWatcher() { stop(); }
+PodWatcher::PodWatcher(KubeClient& client, std::string ns, std::string label_selector)
+    : client_(client), ns_(std::move(ns)), selector_(std::move(label_selector)), watch_(client.executor()) {}
 
 void PodWatcher::apply(PodObservations& obs, const std::string& type, const json::value& pod, WallTime now) {
     std::string uid = field(pod, {"metadata", "uid"});
@@ -38,40 +36,34 @@ void PodWatcher::apply(PodObservations& obs, const std::string& type, const json
     }
     p.ns = field(pod, {"metadata", "namespace"});
     p.name = field(pod, {"metadata", "name"});
-    p.queueLabel = field(pod, {"metadata", "labels", "queue"});
-    p.applicationId = field(pod, {"metadata", "labels", "applicationId"});
-    p.schedulerName = field(pod, {"spec", "schedulerName"});
-    p.nodeName = field(pod, {"spec", "nodeName"});
+    p.queue_label = field(pod, {"metadata", "labels", "queue"});
+    p.application_id = field(pod, {"metadata", "labels", "applicationId"});
+    p.scheduler_name = field(pod, {"spec", "schedulerName"});
+    p.node_name = field(pod, {"spec", "nodeName"});
     p.phase = field(pod, {"status", "phase"});
-    if (!p.nodeName.empty() && !p.bound) p.bound = now;
+    if (!p.node_name.empty() && !p.bound) p.bound = now;
     if (p.phase == "Running" && !p.running) p.running = now;
     if ((type == "DELETED" || has_deletion_timestamp(pod)) && !p.deleted) p.deleted = now;
     if (type == "DELETED") p.gone = true;
 }
 
-void PodWatcher::start() {
-    resourceVersion_ = list_and_reconcile();
-    {
-        std::lock_guard lock(mutex_);
-        obs_.watched = true;
-    }
-    thread_ = std::thread([this] { run(); });
+asio::awaitable<void> PodWatcher::start() {
+    resource_version_ = co_await list_and_reconcile();
+    obs_.watched = true;
+    watch_.start(run());
 }
 
-void PodWatcher::stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
+asio::awaitable<void> PodWatcher::stop() { co_await watch_.stop(); }
+
+std::string PodWatcher::error() const {
+    return watch_.error().empty() ? std::string() : "pod watch failed: " + watch_.error();
 }
 
-void PodWatcher::mark_deleted_by_harness(const std::string& uid) {
-    std::lock_guard lock(mutex_);
-    obs_.deletedByHarness.insert(uid);
-}
+void PodWatcher::mark_deleted_by_harness(const std::string& uid) { obs_.deleted_by_harness.insert(uid); }
 
-std::string PodWatcher::list_and_reconcile() {
-    ListResult list = client_.list("/api/v1/namespaces/" + ns_ + "/pods", selector_);
+asio::awaitable<std::string> PodWatcher::list_and_reconcile() {
+    ListResult list = co_await client_.list("/api/v1/namespaces/" + ns_ + "/pods", selector_);
     WallTime now = WallClock::now();
-    std::lock_guard lock(mutex_);
     std::set<std::string> present;
     for (const auto& item : list.items) {
         present.insert(field(item, {"metadata", "uid"}));
@@ -84,54 +76,39 @@ std::string PodWatcher::list_and_reconcile() {
             p.gone = true;
         }
     }
-    lastChange_ = now;
-    return list.resourceVersion;
+    last_change_ = now;
+    co_return list.resource_version;
 }
 
-void PodWatcher::run() {
+asio::awaitable<void> PodWatcher::run() {
     auto on_event = [this](const WatchEvent& ev) {
         if (ev.type == "BOOKMARK") return;
-        std::lock_guard lock(mutex_);
         WallTime now = WallClock::now();
         apply(obs_, ev.type, ev.object, now);
-        lastChange_ = now;
+        last_change_ = now;
     };
-    try {
-        while (!stop_) {
-            WatchEnd end = client_.watch("/api/v1/namespaces/" + ns_ + "/pods", resourceVersion_, on_event, stop_,
-                                         selector_);
-            if (end == WatchEnd::stopped) break;
-            ++relists_;
-            resourceVersion_ = list_and_reconcile();
-        }
-    } catch (const std::exception& e) {
-        std::lock_guard lock(mutex_);
-        error_ = std::string("pod watch failed: ") + e.what();
+    const std::string pods = "/api/v1/namespaces/" + ns_ + "/pods";
+    for (;;) {
+        WatchEnd end = co_await client_.watch(pods, resource_version_, on_event, selector_);
+        if (end == WatchEnd::stopped) co_return;
+        ++relists_;
+        resource_version_ = co_await list_and_reconcile();
     }
 }
 
-PodObservations PodWatcher::snapshot() const {
-    std::lock_guard lock(mutex_);
-    return obs_;
-}
+PodObservations PodWatcher::snapshot() const { return obs_; }
 
 PodWatcher::Counts PodWatcher::counts() const {
-    std::lock_guard lock(mutex_);
     Counts c;
-    c.lastChange = lastChange_;
+    c.last_change = last_change_;
     for (const auto& [uid, p] : obs_.pods) {
         ++c.pods;
         if (!p.live()) continue;
         ++c.live;
-        if (p.isBound()) ++c.bound;
+        if (p.is_bound()) ++c.bound;
         if (p.phase == "Running") ++c.running;
     }
     return c;
-}
-
-std::string PodWatcher::error() const {
-    std::lock_guard lock(mutex_);
-    return error_;
 }
 
 }  // namespace faultline::harness

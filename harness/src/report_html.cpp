@@ -36,7 +36,7 @@ std::string timeline_svg(const Report& r) {
     if (r.timeline.empty()) return "<p>No pod events were observed, so there is no timeline.</p>\n";
     auto secs = [&](WallTime t) { return std::chrono::duration<double>(t - r.started).count(); };
     Scale sc{r.timeline.front().seconds, r.timeline.back().seconds, 1};
-    for (const auto& w : r.faultWindows) {
+    for (const auto& w : r.fault_windows) {
         sc.t0 = std::min(sc.t0, secs(w.first));
         sc.t1 = std::max(sc.t1, secs(w.last));
     }
@@ -45,7 +45,7 @@ std::string timeline_svg(const Report& r) {
     std::ostringstream s;
     s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth << "\" height=\"" << kHeight
       << "\" role=\"img\" aria-label=\"pods created, bound and running over time\">\n";
-    for (const auto& w : r.faultWindows) {
+    for (const auto& w : r.fault_windows) {
         double x0 = sc.x(secs(w.first)), x1 = std::max(sc.x(secs(w.last)), x0 + 2);
         s << "<rect class=\"fault\" x=\"" << num(x0) << "\" y=\"" << kTop << "\" width=\"" << num(x1 - x0) << "\" height=\""
           << kHeight - kTop - kBottom << "\"><title>" << escape_markup(w.rule + " (" + w.action + "): " +
@@ -98,29 +98,29 @@ std::string render_html(const Report& r) {
     if (!r.error.empty()) h << "<p class=\"error\">run failed: " << escape_markup(r.error) << "</p>\n";
     h << "<table>\n" << row({"scheduler", r.scheduler}) << row({"seed", std::to_string(r.seed)})
       << row({"started", net::format_rfc3339(r.started, 3)}) << row({"finished", net::format_rfc3339(r.finished, 3)})
-      << row({"nodes", std::to_string(r.nodes)}) << row({"pods created", std::to_string(r.podsCreated)})
-      << row({"creation rate achieved (pods/s)", num(r.createRateAchieved)})
-      << row({"bound / running / stranded / deleted pods", std::to_string(r.stats.boundPods) + " / " +
-                                                               std::to_string(r.stats.runningPods) + " / " +
-                                                               std::to_string(r.stats.strandedPods) + " / " +
-                                                               std::to_string(r.stats.deletedPods)})
-      << row({"queue allocated pods (YuniKorn)", opt(r.stats.queueAllocatedPods)})
-      << row({"phantom allocations", opt(r.stats.phantomAllocations)})
-      << row({"binds through the proxy: succeeded / failed", opt(r.stats.bindsSucceeded) + " / " +
-                                                               opt(r.stats.bindsFailed)});
+      << row({"nodes", std::to_string(r.nodes)}) << row({"pods created", std::to_string(r.pods_created)})
+      << row({"creation rate achieved (pods/s)", num(r.create_rate_achieved)})
+      << row({"bound / running / stranded / deleted pods", std::to_string(r.stats.bound_pods) + " / " +
+                                                               std::to_string(r.stats.running_pods) + " / " +
+                                                               std::to_string(r.stats.stranded_pods) + " / " +
+                                                               std::to_string(r.stats.deleted_pods)})
+      << row({"queue allocated pods (YuniKorn)", opt(r.stats.queue_allocated_pods)})
+      << row({"phantom allocations", opt(r.stats.phantom_allocations)})
+      << row({"binds through the proxy: succeeded / failed", opt(r.stats.binds_succeeded) + " / " +
+                                                               opt(r.stats.binds_failed)});
     for (const auto& [k, v] : r.versions) h << row({"version: " + k, v});
-    for (const auto& [k, v] : r.clientRetries) h << row({"harness retries: " + k, std::to_string(v)});
+    for (const auto& [k, v] : r.client_retries) h << row({"harness retries: " + k, std::to_string(v)});
     h << "</table>\n<h2>Timeline</h2>\n" << timeline_svg(r);
     h << "<h2>Checks</h2>\n<table>\n<tr><th>check</th><th>expected</th><th>result</th><th>count</th><th>summary</th></tr>\n";
     for (const auto& c : r.checks) {
         h << "<tr><td><a href=\"#" << escape_markup(c.name) << "\">" << escape_markup(c.name) << "</a></td><td>"
-          << (c.expectedViolated ? "violated" : "ok") << "</td><td class=\"" << to_string(c.status) << "\">"
+          << (c.expected_violated ? "violated" : "ok") << "</td><td class=\"" << to_string(c.status) << "\">"
           << to_string(c.status) << "</td><td>" << c.count << "</td><td>" << escape_markup(c.summary) << "</td></tr>\n";
     }
     h << "</table>\n<h2>Faults</h2>\n<table>\n<tr><th>rule</th><th>matched</th><th>fired</th><th>fired between</th></tr>\n";
     for (const auto& f : r.faults) {
         std::string window = "never";
-        for (const auto& w : r.faultWindows) {
+        for (const auto& w : r.fault_windows) {
             if (w.rule == f.rule) window = net::format_rfc3339(w.first, 3) + " .. " + net::format_rfc3339(w.last, 3);
         }
         h << row({f.rule, std::to_string(f.matched), std::to_string(f.fired), window});
@@ -147,14 +147,14 @@ void print_summary(const Report& r, std::ostream& out) {
     std::snprintf(line, sizeof line, "%-24s %-9s %-9s %7s  %s\n", "check", "expected", "result", "count", "summary");
     out << line;
     for (const auto& c : r.checks) {
-        std::snprintf(line, sizeof line, "%-24s %-9s %-9s %7lld  ", c.name.c_str(), c.expectedViolated ? "violated" : "ok",
+        std::snprintf(line, sizeof line, "%-24s %-9s %-9s %7lld  ", c.name.c_str(), c.expected_violated ? "violated" : "ok",
                       to_string(c.status).c_str(), static_cast<long long>(c.count));
         out << line << c.summary << "\n";
     }
-    out << "pods: " << r.podsCreated << " created at " << num(r.createRateAchieved) << "/s, " << r.stats.boundPods
-        << " bound, " << r.stats.strandedPods << " stranded";
-    if (r.stats.queueAllocatedPods) out << ", queue books " << *r.stats.queueAllocatedPods;
-    if (r.stats.phantomAllocations) out << ", " << *r.stats.phantomAllocations << " phantom allocations";
+    out << "pods: " << r.pods_created << " created at " << num(r.create_rate_achieved) << "/s, " << r.stats.bound_pods
+        << " bound, " << r.stats.stranded_pods << " stranded";
+    if (r.stats.queue_allocated_pods) out << ", queue books " << *r.stats.queue_allocated_pods;
+    if (r.stats.phantom_allocations) out << ", " << *r.stats.phantom_allocations << " phantom allocations";
     out << "\n";
     if (!r.error.empty()) out << "run failed: " << r.error << "\n";
     out << "verdict: " << to_string(r.verdict) << "\n";

@@ -1,7 +1,7 @@
 #include <boost/json.hpp>
-#include <fstream>
 
 #include "faultline/harness/report.hpp"
+#include "faultline/net/certs.hpp"
 #include "faultline/net/rfc3339.hpp"
 
 namespace faultline::harness {
@@ -18,7 +18,7 @@ json::object check_json(const CheckResult& c) {
     return {{"name", c.name},
             {"ok", !c.failed()},
             {"status", to_string(c.status)},
-            {"expected", c.expectedViolated ? "violated" : "ok"},
+            {"expected", c.expected_violated ? "violated" : "ok"},
             {"count", c.count},
             {"summary", c.summary},
             {"evidence", std::move(evidence)}};
@@ -30,11 +30,11 @@ std::string render_json(const Report& r) {
     json::object versions;
     for (const auto& [k, v] : r.versions) versions[k] = v;
     json::object retries;
-    for (const auto& [k, v] : r.clientRetries) retries[k] = v;
+    for (const auto& [k, v] : r.client_retries) retries[k] = v;
     json::array faults;
     for (const auto& f : r.faults) faults.push_back(json::object{{"rule", f.rule}, {"matched", f.matched}, {"fired", f.fired}});
     json::array windows;
-    for (const auto& w : r.faultWindows) {
+    for (const auto& w : r.fault_windows) {
         windows.push_back(json::object{{"rule", w.rule}, {"action", w.action}, {"first", net::format_rfc3339(w.first, 3)},
                                        {"last", net::format_rfc3339(w.last, 3)}, {"requests", w.requests}});
     }
@@ -47,7 +47,7 @@ std::string render_json(const Report& r) {
     double duration = std::chrono::duration<double>(r.finished - r.started).count();
     json::object doc{
         {"scenario", r.scenario},
-        {"scenarioFile", r.scenarioFile},
+        {"scenarioFile", r.scenario_file},
         {"seed", r.seed},
         {"verdict", to_string(r.verdict)},
         {"error", r.error.empty() ? json::value(nullptr) : json::value(r.error)},
@@ -55,21 +55,21 @@ std::string render_json(const Report& r) {
         {"finished", net::format_rfc3339(r.finished, 3)},
         {"durationSeconds", duration},
         {"cluster", json::object{{"scheduler", r.scheduler}, {"versions", std::move(versions)}}},
-        {"workload", json::object{{"nodes", r.nodes}, {"podsCreated", r.podsCreated},
-                                  {"createRateAchieved", r.createRateAchieved}}},
+        {"workload", json::object{{"nodes", r.nodes}, {"podsCreated", r.pods_created},
+                                  {"createRateAchieved", r.create_rate_achieved}}},
         {"clientRetries", std::move(retries)},
         {"faults", std::move(faults)},
         {"faultWindows", std::move(windows)},
         {"checks", std::move(checks)},
         {"stats", json::object{{"pods", r.stats.pods},
-                               {"boundPods", r.stats.boundPods},
-                               {"runningPods", r.stats.runningPods},
-                               {"strandedPods", r.stats.strandedPods},
-                               {"deletedPods", r.stats.deletedPods},
-                               {"queueAllocatedPods", optional_int(r.stats.queueAllocatedPods)},
-                               {"phantomAllocations", optional_int(r.stats.phantomAllocations)},
-                               {"bindsSucceeded", optional_int(r.stats.bindsSucceeded)},
-                               {"bindsFailed", optional_int(r.stats.bindsFailed)}}},
+                               {"boundPods", r.stats.bound_pods},
+                               {"runningPods", r.stats.running_pods},
+                               {"strandedPods", r.stats.stranded_pods},
+                               {"deletedPods", r.stats.deleted_pods},
+                               {"queueAllocatedPods", optional_int(r.stats.queue_allocated_pods)},
+                               {"phantomAllocations", optional_int(r.stats.phantom_allocations)},
+                               {"bindsSucceeded", optional_int(r.stats.binds_succeeded)},
+                               {"bindsFailed", optional_int(r.stats.binds_failed)}}},
         {"timeline", json::object{{"columns", json::array{"seconds", "created", "bound", "running"}},
                                   {"points", std::move(timeline)}}},
         {"notes", std::move(notes)},
@@ -77,20 +77,10 @@ std::string render_json(const Report& r) {
     return json::serialize(doc) + "\n";
 }
 
-namespace {
-void write_file(const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) throw std::runtime_error("cannot write " + path.string());
-}
-}  // namespace
-
 void write_reports(const Report& r, const std::filesystem::path& dir) {
-    std::filesystem::create_directories(dir);
-    write_file(dir / "report.json", render_json(r));
-    write_file(dir / "junit.xml", render_junit(r));
-    write_file(dir / "report.html", render_html(r));
+    net::write_file(dir / "report.json", render_json(r));
+    net::write_file(dir / "junit.xml", render_junit(r));
+    net::write_file(dir / "report.html", render_html(r));
 }
 
 }  // namespace faultline::harness

@@ -14,12 +14,12 @@ using detail::escape_markup;
 bool as_expected(const CheckResult& c) {
     if (c.status == CheckStatus::no_data) return false;
     if (c.status == CheckStatus::skipped) return true;
-    return c.expectedViolated == (c.status == CheckStatus::violated);
+    return c.expected_violated == (c.status == CheckStatus::violated);
 }
 
 std::string failure_message(const CheckResult& c) {
     if (c.status == CheckStatus::no_data) return c.summary;
-    if (c.expectedViolated) return "expected a violation, but the check passed: " + c.summary;
+    if (c.expected_violated) return "expected a violation, but the check passed: " + c.summary;
     return "violated (" + std::to_string(c.count) + "): " + c.summary;
 }
 

@@ -1,13 +1,13 @@
 #include "faultline/harness/run.hpp"
 
 #include <boost/json.hpp>
-#include <fstream>
-#include <thread>
 
+#include "faultline/harness/async.hpp"
 #include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/services.hpp"
 #include "faultline/net/rfc3339.hpp"
 #include "faultline/harness/token_bucket.hpp"
+#include "faultline/net/certs.hpp"
 
 namespace faultline::harness {
 namespace json = boost::json;
@@ -24,92 +24,90 @@ std::string fmt(double v, int decimals = 1) {
     return buf;
 }
 
-// Polls the proxy's audit log on a thread so nothing is evicted from its memory before we read it.
-// A failed poll (the admin API busy for a moment) is retried by the next one; reading resumes
-// where it stopped, and records evicted meanwhile make every later poll fail (410).
+// Polls the proxy's audit log in the background so nothing is evicted from its memory before we
+// read it. A failed poll (the admin API busy for a moment) is retried by the next one; reading
+// resumes where it stopped, and records evicted meanwhile make every later poll fail (410).
 class AuditCollector {
 public:
-    explicit AuditCollector(ProxyAdmin& proxy) : proxy_(proxy), since_(proxy.audit_head()) {
-        thread_ = std::thread([this] {
-            while (!stop_) {
-                poll();
-                for (int i = 0; i < 10 && !stop_; ++i) std::this_thread::sleep_for(milliseconds(100));
-            }
-        });
+    AuditCollector(ProxyAdmin& proxy, const asio::any_io_executor& executor) : proxy_(proxy), polling_(executor) {}
+
+    asio::awaitable<void> start() {
+        since_ = co_await proxy_.audit_head();
+        polling_.start(poll_every_second());
     }
-    ~AuditCollector() { stop_polling(); }  // never throws: finish() reports errors
     // Stops polling and reads what is left. Throws when that last read fails.
-    audit::DecodedLines finish() {
-        stop_polling();
-        poll();
-        std::lock_guard lock(mutex_);
+    asio::awaitable<audit::DecodedLines> finish() {
+        co_await polling_.stop();
+        co_await poll();
         if (!error_.empty()) throw std::runtime_error("proxy audit: " + error_);
-        return records_;
+        co_return records_;
     }
+    asio::awaitable<void> stop() { co_await polling_.stop(); }
 
 private:
-    void stop_polling() {
-        stop_ = true;
-        if (thread_.joinable()) thread_.join();
+    asio::awaitable<void> poll_every_second() {
+        for (;;) {
+            co_await poll();
+            co_await sleep_for(seconds(1));
+        }
     }
-    void poll() {
-        std::lock_guard lock(mutex_);
+    asio::awaitable<void> poll() {
         try {
-            proxy_.read_audit(since_, records_);
+            co_await proxy_.read_audit(since_, records_);
             error_.clear();
         } catch (const std::exception& e) {
             error_ = e.what();
         }
     }
     ProxyAdmin& proxy_;
-    std::uint64_t since_;
+    std::uint64_t since_ = 0;
     audit::DecodedLines records_;
     std::string error_;
-    std::mutex mutex_;
-    std::atomic<bool> stop_{false};
-    std::thread thread_;
+    BackgroundTask polling_;
 };
 
 // Waits until every live pod is bound and Running, or nothing changed for `quiet`. Returns how it ended.
-std::string settle(PodWatcher& watcher, milliseconds quiet, const ProgressFn& progress) {
+asio::awaitable<std::string> settle(PodWatcher& watcher, milliseconds quiet, const ProgressFn& progress) {
     auto start = std::chrono::steady_clock::now();
     auto give_up = quiet * 10 + seconds(60);
     for (;;) {
         if (auto err = watcher.error(); !err.empty()) throw std::runtime_error(err);
         auto c = watcher.counts();
-        double quiet_for = std::chrono::duration<double>(WallClock::now() - c.lastChange).count();
+        double quiet_for = std::chrono::duration<double>(WallClock::now() - c.last_change).count();
         std::string state = std::to_string(c.bound) + "/" + std::to_string(c.live) + " bound, " +
                             std::to_string(c.running) + " Running";
         if (c.live > 0 && c.bound == c.live && c.running == c.live) {
             progress("settled: " + state + " after " + fmt(since(start)) + "s", true);
-            return "settled: every live pod bound and Running (" + state + ") " + fmt(since(start)) + "s after the last phase";
+            co_return "settled: every live pod bound and Running (" + state + ") " + fmt(since(start)) + "s after the last phase";
         }
         if (quiet_for * 1000 >= static_cast<double>(quiet.count())) {
             progress("settled by quiet period: " + state + ", nothing changed for " + fmt(quiet_for) + "s", true);
-            return "settled by quiet period: nothing changed for " + fmt(quiet_for) + "s (" + state + ")";
+            co_return "settled by quiet period: nothing changed for " + fmt(quiet_for) + "s (" + state + ")";
         }
         if (std::chrono::steady_clock::now() - start > give_up) {
             progress("still changing after " + fmt(since(start)) + "s; checking anyway", true);
-            return "gave up settling after " + fmt(since(start)) + "s: pods kept changing (" + state + ")";
+            co_return "gave up settling after " + fmt(since(start)) + "s: pods kept changing (" + state + ")";
         }
         progress("settling: " + state + ", quiet for " + fmt(quiet_for) + "s (settle " +
                      fmt(static_cast<double>(quiet.count()) / 1000) + "s)",
                  false);
-        std::this_thread::sleep_for(milliseconds(500));
+        co_await sleep_for(milliseconds(500));
     }
 }
 
-std::vector<std::string> node_names(KubeClient& client) {
+asio::awaitable<std::vector<std::string>> node_names(KubeClient& client) {
     std::vector<std::string> out;
-    for (const auto& n : client.list("/api/v1/nodes").items) out.emplace_back(n.at("metadata").at("name").as_string());
-    return out;
+    const ListResult nodes = co_await client.list("/api/v1/nodes");
+    for (const auto& n : nodes.items) out.emplace_back(n.at("metadata").at("name").as_string());
+    co_return out;
 }
 
-std::string apiserver_version(KubeClient& client) {
-    auto v = client.get("/version");
-    if (!v || !v->is_object()) return "unknown";
+asio::awaitable<std::string> apiserver_version(KubeClient& client) {
+    auto v = co_await client.get("/version");
+    if (!v || !v->is_object()) co_return "unknown";
     auto* git = v->get_object().if_contains("gitVersion");
-    return git != nullptr && git->is_string() ? std::string(git->get_string()) : "unknown";
+    std::string version = git != nullptr && git->is_string() ? std::string(git->get_string()) : "unknown";
+    co_return version;
 }
 
 faults::Workload effective_workload(const RunOptions& o, const faults::Scenario& sc) {
@@ -124,47 +122,52 @@ faults::Workload effective_workload(const RunOptions& o, const faults::Scenario&
 
 class Runner {
 public:
-    Runner(const RunOptions& o, const faults::Scenario& sc, const std::string& text, const ProgressFn& progress, Report& r)
-        : o_(o), sc_(sc), text_(text), progress_(progress), r_(r) {}
+    Runner(asio::any_io_executor executor, const RunOptions& o, const faults::Scenario& sc, const std::string& text,
+           const ProgressFn& progress, Report& r)
+        : executor_(std::move(executor)), o_(o), sc_(sc), text_(text), progress_(progress), r_(r) {}
 
-    void execute() {
+    asio::awaitable<void> execute() {
         validate_options();
         net::KubeconfigContext cluster = net::load_kubeconfig(o_.kubeconfig, o_.context);
         KubeClientOptions client_options;
         client_options.cluster = cluster;
-        client_ = std::make_unique<KubeClient>(client_options);
-        r_.versions["kube-apiserver"] = apiserver_version(*client_);
+        client_ = std::make_unique<KubeClient>(executor_, client_options);
+        r_.versions["kube-apiserver"] = co_await apiserver_version(*client_);
         workload_spec_ = effective_workload(o_, sc_);
         Workload workload(*client_, workload_spec_, o_.scheduler, progress_);
-        workload.ensure_namespace();
-        workload.delete_leftover_pods(seconds(120));
+        co_await workload.ensure_namespace();
+        co_await workload.delete_leftover_pods(seconds(120));
         if (proxy_) {
-            proxy_->disarm();
-            proxy_->put_scenario(text_);
+            co_await proxy_->disarm();
+            co_await proxy_->put_scenario(text_);
             r_.notes.push_back("faults loaded into the proxy at " + proxy_->url() + " (" + std::to_string(sc_.faults.size()) + " rules)");
         }
         r_.nodes = static_cast<std::int64_t>(workload_spec_.nodes.count);
-        workload.create_nodes(o_.nodeConcurrency);
-        workload.wait_nodes_ready(o_.nodeReadyTimeout);
-        if (o_.scheduler == "yunikorn") wait_yunikorn_nodes();
+        co_await workload.create_nodes(o_.node_concurrency);
+        co_await workload.wait_nodes_ready(o_.node_ready_timeout);
+        if (o_.scheduler == "yunikorn") co_await wait_yunikorn_nodes();
 
         watcher_ = std::make_unique<PodWatcher>(*client_, workload_spec_.namespace_, kWorkloadLabel);
-        watcher_->start();
-        if (proxy_) audit_ = std::make_unique<AuditCollector>(*proxy_);
-        run_phases(workload);
-        if (!armed_ && proxy_) arm();
-        r_.notes.push_back(settle(*watcher_, settle_time(), progress_));
-        collect();
+        co_await watcher_->start();
+        if (proxy_) {
+            audit_ = std::make_unique<AuditCollector>(*proxy_, executor_);
+            co_await audit_->start();
+        }
+        co_await run_phases(workload);
+        if (!armed_ && proxy_) co_await arm();
+        r_.notes.push_back(co_await settle(*watcher_, settle_time(), progress_));
+        co_await collect();
     }
 
-    // Whatever was observed, also after a failure.
-    void finish_observations(Observations& obs) {
+    // Whatever was observed, also after a failure. Stops the pod watch and the audit poller.
+    asio::awaitable<void> finish_observations(Observations& obs) {
+        if (audit_) co_await audit_->stop();
         if (watcher_) {
-            watcher_->stop();
+            co_await watcher_->stop();
             obs.pods = watcher_->snapshot();
             if (auto err = watcher_->error(); !err.empty() && r_.error.empty()) r_.error = err;
         }
-        if (client_) r_.clientRetries = client_->retries();
+        if (client_) r_.client_retries = client_->retries();
     }
 
     Observations observations;
@@ -174,25 +177,25 @@ private:
         if (o_.scheduler != "yunikorn" && o_.scheduler != "kube-scheduler") {
             throw std::runtime_error("scheduler must be yunikorn or kube-scheduler, not '" + o_.scheduler + "'");
         }
-        if (o_.scheduler == "yunikorn" && o_.yunikornUrl.empty()) {
+        if (o_.scheduler == "yunikorn" && o_.yunikorn_url.empty()) {
             throw std::runtime_error("scheduler is yunikorn but no YuniKorn REST URL was given (--yunikorn-url)");
         }
-        if (!sc_.faults.empty() && o_.proxyAdminUrl.empty()) {
+        if (!sc_.faults.empty() && o_.proxy_admin_url.empty()) {
             throw std::runtime_error("the scenario has " + std::to_string(sc_.faults.size()) +
                                      " fault rules but no proxy admin URL was given (--proxy-admin-url)");
         }
-        if (!o_.proxyAdminUrl.empty()) proxy_ = std::make_unique<ProxyAdmin>(o_.proxyAdminUrl, o_.proxyAdminToken);
+        if (!o_.proxy_admin_url.empty()) proxy_ = std::make_unique<ProxyAdmin>(o_.proxy_admin_url, o_.proxy_admin_token);
     }
 
     milliseconds settle_time() const { return o_.settle ? *o_.settle : sc_.checks.settle; }
 
-    void wait_yunikorn_nodes() {
-        auto deadline = std::chrono::steady_clock::now() + o_.nodeReadyTimeout;
+    asio::awaitable<void> wait_yunikorn_nodes() {
+        auto deadline = std::chrono::steady_clock::now() + o_.node_ready_timeout;
         for (;;) {
-            auto snapshot = take_yunikorn_snapshot(o_.yunikornUrl);
+            auto snapshot = co_await take_yunikorn_snapshot(o_.yunikorn_url);
             if (snapshot.nodes.size() >= workload_spec_.nodes.count) {
                 progress_("YuniKorn knows " + std::to_string(snapshot.nodes.size()) + " nodes", true);
-                return;
+                co_return;
             }
             if (std::chrono::steady_clock::now() > deadline) {
                 throw std::runtime_error("YuniKorn registered only " + std::to_string(snapshot.nodes.size()) + " of " +
@@ -201,32 +204,36 @@ private:
             progress_("waiting for YuniKorn to register nodes: " + std::to_string(snapshot.nodes.size()) + "/" +
                           std::to_string(workload_spec_.nodes.count),
                       false);
-            std::this_thread::sleep_for(milliseconds(500));
+            co_await sleep_for(milliseconds(500));
         }
     }
 
-    void arm() {
-        proxy_->arm();
+    asio::awaitable<void> arm() {
+        co_await proxy_->arm();
         armed_ = true;
         r_.notes.push_back("proxy armed at " + net::format_rfc3339(WallClock::now(), 3));
     }
 
-    void run_phases(Workload& workload) {
-        auto status = [this] {
+    asio::awaitable<void> run_phases(Workload& workload) {
+        std::function<std::string()> status = [this] {
             auto c = watcher_->counts();
             return "bound " + std::to_string(c.bound) + ", running " + std::to_string(c.running);
+        };
+        std::function<asio::awaitable<void>()> arm_once = [this]() -> asio::awaitable<void> {
+            if (proxy_ && !armed_) co_await arm();
         };
         auto workload_start = std::chrono::steady_clock::now();
         double created_seconds = 0;
         for (const auto& phase : workload_spec_.phases) {
             if (phase.start.kind == faults::PhaseStart::Kind::settled) {
-                r_.notes.push_back("before phase " + phase.name + ": " + settle(*watcher_, settle_time(), progress_));
+                const std::string settled = co_await settle(*watcher_, settle_time(), progress_);
+                r_.notes.push_back("before phase " + phase.name + ": " + settled);
             } else if (phase.start.kind == faults::PhaseStart::Kind::offset) {
-                auto at = workload_start + phase.start.offset;
-                while (std::chrono::steady_clock::now() < at) std::this_thread::sleep_for(milliseconds(20));
+                asio::steady_timer at(executor_, workload_start + phase.start.offset);
+                co_await at.async_wait(use_tuple);
             }
-            PhaseResult pr = workload.run_phase(phase, [this] { if (proxy_ && !armed_) arm(); }, status);
-            r_.podsCreated += static_cast<std::int64_t>(pr.created);
+            PhaseResult pr = co_await workload.run_phase(phase, arm_once, status);
+            r_.pods_created += static_cast<std::int64_t>(pr.created);
             created_seconds += pr.seconds;
             r_.notes.push_back("phase " + pr.name + ": " + std::to_string(pr.created) + "/" + std::to_string(pr.requested) +
                                " pods created in " + fmt(pr.seconds, 2) + "s (" + fmt(pr.rate()) + " pods/s" +
@@ -237,12 +244,12 @@ private:
                 throw std::runtime_error("phase " + pr.name + ": " + std::to_string(pr.failed) + " pod creations failed" + why);
             }
         }
-        r_.createRateAchieved = created_seconds > 0 ? static_cast<double>(r_.podsCreated) / created_seconds : 0;
+        r_.create_rate_achieved = created_seconds > 0 ? static_cast<double>(r_.pods_created) / created_seconds : 0;
     }
 
-    void collect() {
+    asio::awaitable<void> collect() {
         if (audit_) {
-            audit::DecodedLines collected = audit_->finish();
+            audit::DecodedLines collected = co_await audit_->finish();
             if (collected.malformed > 0) {
                 r_.notes.push_back("proxy audit: " + std::to_string(collected.malformed) +
                                    " malformed lines skipped; the first: " + collected.first_error);
@@ -250,17 +257,16 @@ private:
             observations.audit = std::move(collected.records);
         }
         if (proxy_) {
-            r_.faults = proxy_->rules();
-            proxy_->disarm();
+            r_.faults = co_await proxy_->rules();
+            co_await proxy_->disarm();
         }
         if (o_.scheduler == "yunikorn") {
-            std::this_thread::sleep_for(seconds(2));  // let the core apply the shim's last updates
+            co_await sleep_for(seconds(2));  // let the core apply the shim's last updates
             std::string dump;
-            observations.yunikorn = take_yunikorn_snapshot(o_.yunikornUrl, &dump);
-            std::filesystem::create_directories(o_.outDir);
-            std::ofstream(o_.outDir / "yunikorn-fullstatedump.json") << dump;
+            observations.yunikorn = co_await take_yunikorn_snapshot(o_.yunikorn_url, &dump);
+            net::write_file(o_.out_dir / "yunikorn-fullstatedump.json", dump);
         }
-        observations.liveNodes = node_names(*client_);
+        observations.live_nodes = co_await node_names(*client_);
         for (const auto& f : r_.faults) {
             if (f.fired == 0) {
                 throw std::runtime_error("fault rule '" + f.rule + "' never fired (matched " + std::to_string(f.matched) +
@@ -269,6 +275,7 @@ private:
         }
     }
 
+    asio::any_io_executor executor_;
     const RunOptions& o_;
     const faults::Scenario& sc_;
     const std::string& text_;
@@ -298,22 +305,24 @@ Verdict check_invariants(const faults::Checks& checks, const std::optional<std::
 Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::string& text, const ProgressFn& progress) {
     Report r;
     r.scenario = sc.metadata.name.empty() ? sc.source : sc.metadata.name;
-    r.scenarioFile = sc.source;
+    r.scenario_file = sc.source;
     r.seed = sc.seed;
     r.scheduler = o.scheduler;
     r.started = WallClock::now();
-    Runner runner(o, sc, text, progress, r);
+    // The whole run is one single-threaded io_context on this thread.
+    asio::io_context ioc;
+    Runner runner(ioc.get_executor(), o, sc, text, progress, r);
     bool ok = true;
     try {
-        runner.execute();
+        run_blocking(ioc, runner.execute());
     } catch (const std::exception& e) {
         ok = false;
         r.error = e.what();
     }
     Observations& obs = runner.observations;
     obs.scheduler = o.scheduler;
-    obs.harnessUserAgent = kHarnessUserAgent;
-    runner.finish_observations(obs);
+    obs.harness_user_agent = kHarnessUserAgent;
+    run_blocking(ioc, runner.finish_observations(obs));
     try {
         Verdict checked = check_invariants(sc.checks, o.expect, obs, r);
         r.verdict = ok && r.error.empty() ? checked : Verdict::error;
@@ -322,7 +331,7 @@ Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::
         r.verdict = Verdict::error;
     }
     r.stats = compute_stats(obs);
-    if (obs.audit) r.faultWindows = fault_windows(*obs.audit);
+    if (obs.audit) r.fault_windows = fault_windows(*obs.audit);
     r.timeline = build_timeline(obs.pods, r.started);
     r.finished = WallClock::now();
     return r;

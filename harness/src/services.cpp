@@ -4,8 +4,16 @@
 #include <charconv>
 #include <stdexcept>
 
+#include "faultline/harness/async.hpp"
 #include "faultline/harness/http_plain.hpp"
+#include "faultline/harness/kube_client.hpp"
 #include "faultline/harness/yunikorn_rest.hpp"
+
+// GCC 12 reports a mismatched new/delete for the coroutine frames of this file (a false positive:
+// Asio's awaitable frames allocate and free through the same pair of its own operators).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 
 namespace faultline::harness {
 namespace json = boost::json;
@@ -38,20 +46,24 @@ std::int64_t count_of(const json::object& o, std::string_view key) {
 
 }  // namespace
 
-ProxyAdmin::ProxyAdmin(std::string baseUrl, std::string bearerToken)
-    : base_(trim_slash(std::move(baseUrl))), token_(std::move(bearerToken)) {}
+ProxyAdmin::ProxyAdmin(std::string base_url, std::string bearer_token)
+    : base_(trim_slash(std::move(base_url))), token_(std::move(bearer_token)) {}
 
-void ProxyAdmin::put_scenario(const std::string& yaml) {
-    expect_ok(http_call("PUT", base_ + "/v1/scenario", yaml, "application/yaml", token_),
-              "proxy refused the scenario (PUT " + base_ + "/v1/scenario)");
+asio::awaitable<void> ProxyAdmin::put_scenario(std::string yaml) {
+    const std::string url = base_ + "/v1/scenario";
+    expect_ok(co_await http_call("PUT", url, yaml, "application/yaml", token_), "proxy refused the scenario (PUT " + url + ")");
 }
 
-void ProxyAdmin::arm() { expect_ok(http_call("POST", base_ + "/v1/arm", {}, {}, token_), "POST /v1/arm"); }
+asio::awaitable<void> ProxyAdmin::arm() {
+    expect_ok(co_await http_call("POST", base_ + "/v1/arm", {}, {}, token_), "POST /v1/arm");
+}
 
-void ProxyAdmin::disarm() { expect_ok(http_call("POST", base_ + "/v1/disarm", {}, {}, token_), "POST /v1/disarm"); }
+asio::awaitable<void> ProxyAdmin::disarm() {
+    expect_ok(co_await http_call("POST", base_ + "/v1/disarm", {}, {}, token_), "POST /v1/disarm");
+}
 
-std::vector<FaultCounter> ProxyAdmin::rules() {
-    auto res = expect_ok(http_call("GET", base_ + "/v1/rules", {}, {}, token_), "GET /v1/rules");
+asio::awaitable<std::vector<FaultCounter>> ProxyAdmin::rules() {
+    auto res = expect_ok(co_await http_call("GET", base_ + "/v1/rules", {}, {}, token_), "GET /v1/rules");
     boost::system::error_code ec;
     json::value doc = json::parse(res.body, ec);
     if (ec || !doc.is_object()) throw std::runtime_error("GET /v1/rules: not a JSON object: " + res.body.substr(0, 200));
@@ -69,30 +81,32 @@ std::vector<FaultCounter> ProxyAdmin::rules() {
         c.fired = count_of(o, "fired");
         out.push_back(std::move(c));
     }
-    return out;
+    co_return out;
 }
 
-std::uint64_t ProxyAdmin::audit_head() {
-    auto res = http_call("GET", base_ + "/v1/audit?since=0&limit=1", {}, {}, token_);
+asio::awaitable<std::uint64_t> ProxyAdmin::audit_head() {
+    const std::string url = with_query(base_ + "/v1/audit", {{"since", "0"}, {"limit", "1"}});
+    auto res = co_await http_call("GET", url, {}, {}, token_);
     if (res.status == 410) {
         boost::system::error_code ec;
         json::value doc = json::parse(res.body, ec);
         const json::value* last = !ec && doc.is_object() ? doc.get_object().if_contains("lastSeq") : nullptr;
         if (last != nullptr && last->is_number()) {
             auto seq = last->to_number<std::uint64_t>(ec);
-            if (!ec) return seq;
+            if (!ec) co_return seq;
         }
     }
     expect_ok(res, "GET /v1/audit");
     std::string last = res.header("faultline-audit-last-seq");
     if (last.empty()) throw std::runtime_error("GET /v1/audit: no Faultline-Audit-Last-Seq header");
-    return std::stoull(last);
+    co_return std::stoull(last);
 }
 
-void ProxyAdmin::read_audit(std::uint64_t& since, audit::DecodedLines& out) {
+asio::awaitable<void> ProxyAdmin::read_audit(std::uint64_t& since, audit::DecodedLines& out) {
     for (;;) {
         const std::string target = "/v1/audit?since=" + std::to_string(since);
-        auto res = http_call("GET", base_ + target, {}, {}, token_);
+        const std::string url = with_query(base_ + "/v1/audit", {{"since", std::to_string(since)}});
+        auto res = co_await http_call("GET", url, {}, {}, token_);
         if (res.status == 410) {
             throw std::runtime_error("the proxy no longer holds audit records after #" + std::to_string(since) +
                                      " (evicted from memory): " + res.body.substr(0, 300));
@@ -111,32 +125,33 @@ void ProxyAdmin::read_audit(std::uint64_t& since, audit::DecodedLines& out) {
         for (auto& r : lines.records) out.records.push_back(std::move(r));
         if (res.header("faultline-audit-more") != "true" || next_since <= since) {
             since = std::max(since, next_since);
-            return;
+            co_return;
         }
         since = next_since;
     }
 }
 
-YunikornSnapshot take_yunikorn_snapshot(const std::string& baseUrl, std::string* fullStateDump,
-                                        const std::string& partition) {
-    std::string base = trim_slash(baseUrl) + "/ws/v1/partition/" + partition;
+asio::awaitable<YunikornSnapshot> take_yunikorn_snapshot(std::string base_url, std::string* full_state_dump,
+                                                         std::string partition) {
+    const std::string base = trim_slash(base_url) + "/ws/v1/partition/" + partition;
     YunikornSnapshot s;
     s.at = WallClock::now();
-    s.queues = decode_queues(expect_ok(http_call("GET", base + "/queues"), "YuniKorn queues").body);
+    s.queues = decode_queues(expect_ok(co_await http_call("GET", base + "/queues"), "YuniKorn queues").body);
     s.applications = decode_applications(
-        expect_ok(http_call("GET", base + "/applications/active"), "YuniKorn applications").body);
-    s.nodes = decode_nodes(expect_ok(http_call("GET", base + "/nodes"), "YuniKorn nodes").body);
-    if (fullStateDump != nullptr) {
+        expect_ok(co_await http_call("GET", base + "/applications/active"), "YuniKorn applications").body);
+    s.nodes = decode_nodes(expect_ok(co_await http_call("GET", base + "/nodes"), "YuniKorn nodes").body);
+    if (full_state_dump != nullptr) {
         // v1.9.0 serves it under /debug and redirects the old /ws/v1 path there.
-        auto dump = http_call("GET", trim_slash(baseUrl) + "/ws/v1/fullstatedump");
+        auto dump = co_await http_call("GET", trim_slash(base_url) + "/ws/v1/fullstatedump");
         if ((dump.status == 301 || dump.status == 302 || dump.status == 307 || dump.status == 308) &&
             !dump.header("location").empty()) {
             std::string location = dump.header("location");
-            dump = http_call("GET", location.rfind("http", 0) == 0 ? location : trim_slash(baseUrl) + location);
+            if (location.rfind("http", 0) != 0) location = trim_slash(base_url) + location;
+            dump = co_await http_call("GET", location);
         }
-        *fullStateDump = expect_ok(dump, "YuniKorn fullstatedump").body;
+        *full_state_dump = expect_ok(dump, "YuniKorn fullstatedump").body;
     }
-    return s;
+    co_return s;
 }
 
 }  // namespace faultline::harness

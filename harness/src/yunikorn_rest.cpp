@@ -39,12 +39,12 @@ const json::array& array_of(const json::value& v, const char* what) {
 
 YkAllocation allocation(const json::object& o) {
     YkAllocation a;
-    a.allocationKey = str(o, "allocationKey");
-    a.applicationId = str(o, "applicationId");
-    a.nodeId = str(o, "nodeId");
+    a.allocation_key = str(o, "allocationKey");
+    a.application_id = str(o, "applicationId");
+    a.node_id = str(o, "nodeId");
     a.resource = resources(o, "resource");
     if (auto* tags = o.if_contains("allocationTags"); tags != nullptr && tags->is_object()) {
-        a.podName = str(tags->get_object(), "kubernetes.io/meta/podName");
+        a.pod_name = str(tags->get_object(), "kubernetes.io/meta/podName");
     }
     return a;
 }
@@ -94,7 +94,7 @@ std::vector<YkApplication> decode_applications(std::string_view text) {
         app.state = str(o, "applicationState");
         app.allocations = allocations(o);
         for (auto& a : app.allocations) {
-            if (a.applicationId.empty()) a.applicationId = app.id;
+            if (a.application_id.empty()) a.application_id = app.id;
         }
         out.push_back(std::move(app));
     }

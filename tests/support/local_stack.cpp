@@ -32,11 +32,6 @@ std::string shell_quote(const std::string& s) {
   return quoted + "'";
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::map<std::string, std::string> read_env_file(const fs::path& path) {
   std::map<std::string, std::string> env;
   std::ifstream in(path);

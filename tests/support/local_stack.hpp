@@ -1,13 +1,15 @@
 #pragma once
 // The local stack as tests use it: `scripts/stack up` in a temporary run dir, the DIR/env file it
 // writes, kubectl with the stack's admin identity, `scripts/stack down`; plus the shell helpers
-// every stack test needs (run a command capturing its output, quote an argument, read a file).
+// every stack test needs (run a command capturing its output, quote an argument).
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
 #include <string>
+
+#include "files.hpp"  // slurp, TempDir
 
 namespace faultline::testing {
 
@@ -22,8 +24,6 @@ struct CommandResult {
 CommandResult run_command(const std::string& command);
 // `s` as one single-quoted shell word.
 std::string shell_quote(const std::string& s);
-// The whole file; "" when it cannot be read.
-std::string slurp(const fs::path& path);
 // KEY=VALUE lines (DIR/env of `scripts/stack up`); other lines are skipped.
 std::map<std::string, std::string> read_env_file(const fs::path& path);
 // The environment variable `name`, or `fallback` when it is unset or empty.

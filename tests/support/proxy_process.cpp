@@ -36,17 +36,6 @@ void write_stderr(const char* message) {
 
 }  // namespace
 
-TempDir::TempDir(const std::string& prefix) {
-  std::random_device random;
-  path_ = fs::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
-  fs::create_directories(path_);
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  fs::remove_all(path_, ec);
-}
-
 fs::path proxy_binary() {
   if (const char* env = std::getenv("FAULTLINE_PROXY_BIN"); env && *env) return env;
   return fs::path(FAULTLINE_BINARY_DIR) / "proxy" / "faultline-proxy";
@@ -155,13 +144,6 @@ void ProxyProcess::kill_now() {
 
 std::string ProxyProcess::log() const { return slurp(log_path()); }
 
-std::uint64_t ProxyProcess::peak_rss_kib() const {
-  const std::string status_file = "/proc/" + std::to_string(pid_) + "/status";
-  std::ifstream in(status_file);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6));
-  }
-  throw std::runtime_error("no VmHWM in " + status_file);
-}
+std::uint64_t ProxyProcess::peak_rss_kib() const { return proc_status_kib(pid_, "VmHWM"); }
 
 }  // namespace faultline::testing

@@ -2,7 +2,7 @@
 // faultline-proxy as a child process of a test: started on 127.0.0.1:0 (serving and admin), ready
 // once it has written its ready file, stopped with SIGTERM (SIGKILL when it does not stop). Used
 // by the proxy tests against the local stack, the relay tests and the relay benchmark; each passes
-// its own arguments (upstream, CA, audit log, ...). Plus a temporary directory for its files.
+// its own arguments (upstream, CA, audit log, ...).
 
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -13,22 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "files.hpp"  // TempDir, for the proxy's files
+
 namespace faultline::testing {
-
-namespace fs = std::filesystem;
-
-// A temporary directory <tmp>/<prefix>-<pid>-<random>, removed with its contents at the end.
-class TempDir {
- public:
-  explicit TempDir(const std::string& prefix);
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // The faultline-proxy binary: $FAULTLINE_PROXY_BIN when set, else the one in this build tree.
 fs::path proxy_binary();

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
 
 #include "faultline/faults/action.hpp"
 #include "faultline/faults/request_info.hpp"
 #include "faultline/faults/status.hpp"
+#include "faultline/harness/async.hpp"
 #include "faultline/harness/http_plain.hpp"
 #include "faultline/harness/kube_client.hpp"
 #include "local_stack.hpp"
@@ -28,19 +30,26 @@ class ApiserverCompat : public ::testing::Test {
     ASSERT_TRUE(stack.started()) << "the local stack did not start:\n" << stack.log();
     harness::KubeClientOptions options;
     options.cluster = net::load_kubeconfig(stack.var("FAULTLINE_ADMIN_KUBECONFIG"));
-    options.userAgent = "faultline-faults-test";  // not curl: kube-apiserver pretty-prints for curl
-    client = std::make_unique<harness::KubeClient>(options);
+    options.user_agent = "faultline-faults-test";  // not curl: kube-apiserver pretty-prints for curl
+    client = std::make_unique<harness::KubeClient>(ioc.get_executor(), options);
   }
 
   // A namespace of its own per test.
   std::string make_namespace() {
     static int created = 0;
     std::string name = "faults-" + std::to_string(::getpid()) + "-" + std::to_string(++created);
-    client->create("/api/v1/namespaces", json::object{{"apiVersion", "v1"}, {"kind", "Namespace"},
-                                                      {"metadata", {{"name", name}}}});
+    run(client->create("/api/v1/namespaces", json::object{{"apiVersion", "v1"}, {"kind", "Namespace"},
+                                                          {"metadata", {{"name", name}}}}));
     return name;
   }
 
+  // The harness's client is asynchronous (coroutines); a test waits for each call here.
+  template <class T>
+  T run(boost::asio::awaitable<T> task) {
+    return harness::run_blocking(ioc, std::move(task));
+  }
+
+  boost::asio::io_context ioc;
   std::unique_ptr<harness::KubeClient> client;
 };
 
@@ -57,7 +66,7 @@ std::string binding(const std::string& pod_name, const std::string& node) {
 TEST_F(ApiserverCompat, InjectedNotFoundIsByteForByteTheApiserversNotFound) {
   std::string ns = make_namespace();
   std::string target = "/api/v1/namespaces/" + ns + "/pods/no-such-pod";
-  harness::HttpResult real = client->request("GET", target);
+  harness::HttpResult real = run(client->request("GET", target));
   ASSERT_EQ(real.status, 404) << real.body;
 
   actions::Respond respond;
@@ -69,10 +78,10 @@ TEST_F(ApiserverCompat, InjectedNotFoundIsByteForByteTheApiserversNotFound) {
 
 TEST_F(ApiserverCompat, ConflictOnASecondBindHasTheStatusLayoutWeRender) {
   std::string ns = make_namespace();
-  client->create("/api/v1/namespaces/" + ns + "/pods", pod("p"));
+  run(client->create("/api/v1/namespaces/" + ns + "/pods", pod("p")));
   std::string target = "/api/v1/namespaces/" + ns + "/pods/p/binding";
-  ASSERT_EQ(client->request("POST", target, binding("p", "node-a")).status, 201);
-  harness::HttpResult real = client->request("POST", target, binding("p", "node-b"));
+  ASSERT_EQ(run(client->request("POST", target, binding("p", "node-a"))).status, 201);
+  harness::HttpResult real = run(client->request("POST", target, binding("p", "node-b")));
   ASSERT_EQ(real.status, 409) << real.body;
 
   // Same message as the apiserver's (ours is generic); everything else is our rendering.
@@ -95,18 +104,18 @@ std::string resource_version(const json::value& object) {
 TEST_F(ApiserverCompat, WatchGoneEventIsTheApiserversExpiredEvent) {
   std::string ns = make_namespace();
   std::string events = "/api/v1/namespaces/" + ns + "/events";
-  std::string old_version = resource_version(client->create(events, event(ns, "first")));
-  client->create(events, event(ns, "second"));
-  std::string new_version = resource_version(client->create(events, event(ns, "third")));
+  std::string old_version = resource_version(run(client->create(events, event(ns, "first"))));
+  run(client->create(events, event(ns, "second")));
+  std::string new_version = resource_version(run(client->create(events, event(ns, "third"))));
   // Core events have no watch cache, so a watch from a revision etcd has compacted away gets the
   // 410 ERROR event from the storage layer, as client-go's reflectors meet it in real clusters.
-  harness::PlainResponse compacted = harness::http_call(
+  harness::PlainResponse compacted = run(harness::http_call(
       "POST", stack_env->stack.vars().at("FAULTLINE_ETCD_URL") + "/v3/kv/compaction",
-      R"({"revision":")" + new_version + R"(","physical":true})", "application/json");
+      R"({"revision":")" + new_version + R"(","physical":true})", "application/json"));
   ASSERT_EQ(compacted.status, 200) << compacted.body;
 
   harness::HttpResult real =
-      client->request("GET", events + "?watch=1&timeoutSeconds=2&resourceVersion=" + old_version);
+      run(client->request("GET", events + "?watch=1&timeoutSeconds=2&resourceVersion=" + old_version));
   ASSERT_EQ(real.status, 200) << real.body;
   std::string first_line = real.body.substr(0, real.body.find('\n') + 1);
   json::value error_event = json::parse(first_line);

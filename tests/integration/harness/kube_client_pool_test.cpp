@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "faultline/harness/async.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/tls.hpp"
 
@@ -36,7 +37,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using Stream = beast::ssl_stream<beast::tcp_stream>;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // How the server ends keep-alive connections.
 enum class Closing {
@@ -139,17 +139,31 @@ private:
 // More stale connections than the client has attempts (8 by default).
 constexpr std::size_t kPooled = 16;
 
-// kPooled concurrent GETs: each takes a connection of its own, which then waits in the idle pool.
-void fill_pool(KubeClient& client, ClosingServer& server) {
-    std::vector<std::thread> threads;
-    std::atomic<int> ok{0};
-    for (std::size_t i = 0; i < kPooled; ++i) {
-        threads.emplace_back([&] {
-            if (client.request("GET", "/api/v1/nodes?limit=500").status == 200) ++ok;
-        });
+// The client's side of a test: one io_context on the test's thread.
+struct Client {
+    explicit Client(const ClosingServer& server) : kube(ioc.get_executor(), options(server)) {}
+    static KubeClientOptions options(const ClosingServer& server) {
+        KubeClientOptions o;
+        o.cluster = server.cluster();
+        return o;
     }
-    for (auto& t : threads) t.join();
-    ASSERT_EQ(ok.load(), static_cast<int>(kPooled));
+    HttpResult request(const std::string& method, const std::string& body = {}) {
+        return run_blocking(ioc, kube.request(method, "/api/v1/nodes?limit=500", body));
+    }
+    asio::io_context ioc;
+    KubeClient kube;
+};
+
+// kPooled concurrent GETs: each takes a connection of its own, which then waits in the idle pool.
+void fill_pool(Client& client, ClosingServer& server) {
+    int ok = 0;
+    auto get = [&]() -> asio::awaitable<void> {
+        if ((co_await client.kube.request("GET", "/api/v1/nodes?limit=500")).status == 200) ++ok;
+    };
+    std::vector<asio::awaitable<void>> gets;
+    for (std::size_t i = 0; i < kPooled; ++i) gets.push_back(get());
+    run_blocking(client.ioc, all_of(std::move(gets)));
+    ASSERT_EQ(ok, static_cast<int>(kPooled));
     ASSERT_EQ(server.accepted(), kPooled) << "the burst must have opened one connection per request";
 }
 
@@ -166,22 +180,20 @@ class KubeClientPool : public ::testing::TestWithParam<std::string> {};
 TEST_P(KubeClientPool, RequestAfterTheServerClosedEveryIdleConnectionSucceeds) {
     const std::string method = GetParam();
     ClosingServer server(Closing::idle_timeout, kPooled);
-    KubeClientOptions options;
-    options.cluster = server.cluster();
-    KubeClient client(options);
+    Client client(server);
     ASSERT_NO_FATAL_FAILURE(fill_pool(client, server));
     ASSERT_NO_FATAL_FAILURE(wait_until_all_closed(server));
 
     HttpResult res;
     try {
-        res = client.request(method, "/api/v1/nodes?limit=500", method == "POST" ? "{}" : "");
+        res = client.request(method, method == "POST" ? "{}" : "");
     } catch (const std::exception& e) {
         FAIL() << method << " after the idle timeout failed: " << e.what();
     }
     EXPECT_EQ(res.status, method == "POST" ? 201 : 200);
     EXPECT_EQ(server.accepted(), kPooled + 1) << "one new connection replaces the stale pool";
     // Connections a server closed while idle are not failures of the API.
-    EXPECT_EQ(client.retries().count("connection"), 0u);
+    EXPECT_EQ(client.kube.retries().count("connection"), 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, KubeClientPool, ::testing::Values("GET", "POST"));
@@ -190,21 +202,19 @@ TEST(KubeClientPoolReuse, ConnectionsThatDieAsTheRequestArrivesAreReplacedForIde
     // The server closes each connection when a second request arrives on it: the race in which an
     // idle timeout strikes just as the client reuses the connection.
     ClosingServer server(Closing::on_reuse, kPooled);
-    KubeClientOptions options;
-    options.cluster = server.cluster();
-    KubeClient client(options);
+    Client client(server);
     ASSERT_NO_FATAL_FAILURE(fill_pool(client, server));
 
     HttpResult res;
     try {
-        res = client.request("GET", "/api/v1/nodes?limit=500");
+        res = client.request("GET");
     } catch (const std::exception& e) {
         FAIL() << "GET on a pool of connections the server drops on reuse failed: " << e.what();
     }
     EXPECT_EQ(res.status, 200);
     EXPECT_EQ(server.closed_by_server(), 1u) << "only one stale connection is tried; its siblings are dropped";
     EXPECT_EQ(server.accepted(), kPooled + 1);
-    EXPECT_EQ(client.retries().count("connection"), 0u);
+    EXPECT_EQ(client.kube.retries().count("connection"), 0u);
 }
 
 }  // namespace

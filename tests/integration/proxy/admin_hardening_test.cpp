@@ -38,17 +38,7 @@ using namespace std::chrono_literals;
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
+using testing::slurp;
 
 // One plain HTTP GET to the admin API, with a bearer token when `token` is not empty.
 AdminAnswer admin_get(unsigned short port, const std::string& target, const std::string& token = {}) {
@@ -86,12 +76,12 @@ class ProxyHardening : public ::testing::Test {
 };
 
 TEST_F(ProxyHardening, EmptyTokenFileIsAStartUpError) {
-  write_text(dir.path() / "empty.token", "");
+  net::write_file(dir.path() / "empty.token", "");
   expect_refused(dir.path() / "empty.token", "empty or only whitespace");
 }
 
 TEST_F(ProxyHardening, WhitespaceOnlyTokenFileIsAStartUpError) {
-  write_text(dir.path() / "blank.token", " \n\t\r\n  \n");
+  net::write_file(dir.path() / "blank.token", " \n\t\r\n  \n");
   expect_refused(dir.path() / "blank.token", "empty or only whitespace");
 }
 
@@ -103,13 +93,13 @@ TEST_F(ProxyHardening, TokenFileThatIsNotARegularFileIsAStartUpError) {
 }
 
 TEST_F(ProxyHardening, TokenWithALineBreakInsideIsAStartUpError) {
-  write_text(dir.path() / "two-lines.token", "first-line\nsecond-line\n");
+  net::write_file(dir.path() / "two-lines.token", "first-line\nsecond-line\n");
   expect_refused(dir.path() / "two-lines.token", "control or non-ASCII byte");
 }
 
 TEST_F(ProxyHardening, ValidTokenIsRequiredByTheAdminApi) {
   const std::string token = "proxy-hardening-token-3f9a";
-  write_text(dir.path() / "admin.token", token + "\n");
+  net::write_file(dir.path() / "admin.token", token + "\n");
   auto proxy = start({"--admin-token-file", (dir.path() / "admin.token").string()});
   EXPECT_EQ(admin_get(proxy->admin_port(), "/v1/rules").status, 401);
   EXPECT_EQ(admin_get(proxy->admin_port(), "/v1/rules", "wrong-" + token).status, 401);
@@ -180,7 +170,7 @@ TEST_F(ProxyHardening, AdminApiBeyondLoopbackWithoutATokenIsAWarning) {
 }
 
 TEST_F(ProxyHardening, AdminApiBeyondLoopbackWithATokenOrOnLoopbackIsNoWarning) {
-  write_text(dir.path() / "admin.token", "proxy-hardening-token\n");
+  net::write_file(dir.path() / "admin.token", "proxy-hardening-token\n");
   const std::string with_token = log_of_proxy_with_admin(dir.path(), ca, upstream, "0.0.0.0:0",
                                                          {"--admin-token-file", (dir.path() / "admin.token").string()});
   EXPECT_FALSE(warns_about_unauthenticated_admin(with_token)) << with_token;

@@ -100,13 +100,7 @@ bool eventually(Pred pred, std::chrono::seconds limit) {
 }
 
 // Resident set (VmRSS) of a process now, in KiB.
-std::uint64_t rss_kib(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6));
-  }
-  throw std::runtime_error("no VmRSS for process " + std::to_string(pid));
-}
+std::uint64_t rss_kib(pid_t pid) { return testing::proc_status_kib(pid, "VmRSS"); }
 
 std::size_t count_lines_with(const std::string& text, const std::string& a, const std::string& b) {
   std::istringstream in(text);

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "faultline/net/certs.hpp"
 #include "proxy_process.hpp"
 
 namespace {
@@ -61,14 +62,8 @@ fs::path harness_binary() {
 
 std::string bad_file(const char* name) { return std::string(FAULTLINE_TEST_DATA_DIR) + "/scenarios/bad/" + name; }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write_text(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+using faultline::testing::slurp;
+using faultline::net::write_file;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -147,7 +142,7 @@ Finished run(const std::vector<std::string>& argv, const fs::path& output, std::
   }
   if (WIFEXITED(status)) finished.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) finished.signal = WTERMSIG(status);
-  finished.output = read_text(output);
+  finished.output = slurp(output);
   return finished;
 }
 
@@ -212,7 +207,7 @@ TEST_F(HarnessValidate, AtMostFiftyErrorsAreListed) {
   // 40,000 keys: 80,000 values, within the limit of 100,000, so each key is an error of its own.
   const int keys = 40'000;
   for (int i = 0; i < keys; ++i) text += "unknown" + std::to_string(i) + ": 1\n";
-  write_text(file, text);
+  write_file(file, text);
   Finished f = validate(file.string());
   EXPECT_EQ(f.exit_code, 2) << f;
   auto lines = lines_of(f.output);
@@ -276,14 +271,14 @@ class AdminApi : public ::testing::Test {
     std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-o", body_out.string(), "-w", "%{http_code}",
                                      "-X", method, "--max-time", "60"};
     if (body) {
-      write_text(body_in, *body);
+      write_file(body_in, *body);
       argv.insert(argv.end(), {"-H", "Content-Type: " + content_type, "--data-binary", "@" + body_in.string()});
     }
     argv.push_back("http://" + proxy_->admin() + target);
     Finished f = run(argv, dir_.path() / "curl.out");
     Answer answer;
     answer.status = std::atoi(f.output.c_str());
-    answer.body = read_text(body_out);
+    answer.body = slurp(body_out);
     return answer;
   }
 
@@ -313,13 +308,13 @@ TEST_F(AdminApi, AFiftyThousandDigitDescriptionComesBackAsValidJson) {
 }
 
 TEST_F(AdminApi, AliasBombIsRefusedAndMemoryStaysBounded) {
-  Answer put = request("PUT", "/v1/scenario", read_text(bad_file("alias-bomb.yaml")));
+  Answer put = request("PUT", "/v1/scenario", slurp(bad_file("alias-bomb.yaml")));
   ASSERT_EQ(put.status, 400) << put.body << proxy_->log().substr(0, 2000);
   auto errors = errors_of(put);
   ASSERT_EQ(errors.size(), 51u);
   EXPECT_EQ(errors[0],
             R"(PUT /v1/scenario:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)");
-  Answer strings = request("PUT", "/v1/scenario", read_text(bad_file("alias-strings.yaml")));
+  Answer strings = request("PUT", "/v1/scenario", slurp(bad_file("alias-strings.yaml")));
   EXPECT_EQ(strings.status, 400) << strings.body;
   EXPECT_EQ(request("GET", "/v1/scenario").status, 404);  // nothing was loaded
   // The expansion would need gigabytes; the refusal needs next to nothing.
@@ -335,14 +330,14 @@ TEST_F(AdminApi, ABodyOverOneMebibyteIsRefused) {
 }
 
 TEST_F(AdminApi, InvalidUtf8IsRefusedSoTheJsonViewStaysValid) {
-  Answer put = request("PUT", "/v1/scenario", read_text(bad_file("invalid-utf8.yaml")));
+  Answer put = request("PUT", "/v1/scenario", slurp(bad_file("invalid-utf8.yaml")));
   ASSERT_EQ(put.status, 400) << put.body;
   EXPECT_EQ(errors_of(put),
             std::vector<std::string>{"PUT /v1/scenario:5:19: invalid UTF-8 (byte 0xE9): a scenario is UTF-8 text"});
 }
 
 TEST_F(AdminApi, DurationsBeyondAYearAreRefused) {
-  Answer put = request("PUT", "/v1/scenario", read_text(bad_file("too-long-durations.yaml")));
+  Answer put = request("PUT", "/v1/scenario", slurp(bad_file("too-long-durations.yaml")));
   ASSERT_EQ(put.status, 400) << put.body;
   auto errors = errors_of(put);
   EXPECT_NE(std::find(errors.begin(), errors.end(),

@@ -2,19 +2,14 @@
 // every action type and invariant the code knows.
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "faultline/faults/scenario.hpp"
+#include "files.hpp"
 
 namespace faultline::faults {
 namespace {
 
 std::string faults_section() {
-  std::ifstream in(std::string(FAULTLINE_SOURCE_DIR) + "/README.md");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string readme = text.str();
+  const std::string readme = faultline::testing::slurp(std::string(FAULTLINE_SOURCE_DIR) + "/README.md");
   auto begin = readme.find("<!-- BEGIN faults -->");
   auto end = readme.find("<!-- END faults -->");
   if (begin == std::string::npos || end == std::string::npos) return "";

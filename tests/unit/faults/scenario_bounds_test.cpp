@@ -13,6 +13,7 @@
 #include "faultline/faults/actions/respond.hpp"
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/match.hpp"
+#include "files.hpp"
 #include "scenario_helpers.hpp"
 
 namespace faultline::faults {
@@ -25,22 +26,6 @@ std::string bad_path(const char* file) { return std::string(FAULTLINE_TEST_DATA_
 
 const std::string header = "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: x}\n";
 
-// A directory of its own for files the test makes, removed at the end.
-class ScratchDir {
- public:
-  ScratchDir() : path_(fs::temp_directory_path() / ("faultline-bounds-" + std::to_string(::getpid()))) {
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  fs::path file(const std::string& name, const std::string& text) const {
-    std::ofstream(path_ / name, std::ios::binary) << text;
-    return path_ / name;
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // The alias bomb (nine levels of nine aliases: 9^9 values once expanded) is refused at its
 // anchors and aliases, before any tree is built. Its 81 errors are cut at 50.
@@ -80,15 +65,16 @@ TEST(ScenarioBounds, TextLongerThanOneMebibyteIsRefused) {
 }
 
 TEST(ScenarioBounds, FileLongerThanOneMebibyteIsRefusedBeforeReading) {
-  ScratchDir dir;
-  fs::path path = dir.file("big.yaml", header + "# " + std::string(max_scenario_bytes, 'x') + "\n");
+  faultline::testing::TempDir dir{"faultline-bounds"};
+  const fs::path path = dir.path() / "big.yaml";
+  std::ofstream(path, std::ios::binary) << header << "# " << std::string(max_scenario_bytes, 'x') << "\n";
   EXPECT_EQ(load_errors([&] { load_scenario_file(path); }),
             std::vector<std::string>{path.string() + ": the file is " + std::to_string(fs::file_size(path)) +
                                      " bytes; the maximum is 1048576 bytes (1 MiB)"});
 }
 
 TEST(ScenarioBounds, OnlyRegularFilesAreRead) {
-  ScratchDir dir;
+  faultline::testing::TempDir dir{"faultline-bounds"};
   fs::path fifo = dir.path() / "fifo.yaml";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   // Nobody writes to the FIFO: opening it for reading would wait forever without O_NONBLOCK.

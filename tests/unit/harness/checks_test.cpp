@@ -109,7 +109,7 @@ TEST(QueueAccounting, HealthyRunPasses) {
 
 TEST(NoOrphanAllocations, AllocationOfUnknownApplicationIsAnOrphan) {
     auto obs = observations_healthy();
-    obs.yunikorn->nodes[0].allocations[0].applicationId = "gone-app";
+    obs.yunikorn->nodes[0].allocations[0].application_id = "gone-app";
     auto r = check_no_orphan_allocations(obs);
     EXPECT_EQ(r.status, CheckStatus::violated);
     EXPECT_EQ(r.count, 1);
@@ -118,7 +118,7 @@ TEST(NoOrphanAllocations, AllocationOfUnknownApplicationIsAnOrphan) {
 
 TEST(NoOrphanAllocations, AllocationOnUnknownNodeIsAnOrphan) {
     auto obs = observations_healthy();
-    obs.yunikorn->applications[0].allocations[3].nodeId = "kwok-node-9";
+    obs.yunikorn->applications[0].allocations[3].node_id = "kwok-node-9";
     auto r = check_no_orphan_allocations(obs);
     EXPECT_EQ(r.status, CheckStatus::violated);
     EXPECT_TRUE(mentions(r, "kwok-node-9"));
@@ -142,7 +142,7 @@ TEST(NoUnexpectedDeletes, HarnessOwnDeletesAreExpected) {
     auto obs = observations_healthy();
     auto& [uid, pod] = *obs.pods.pods.begin();
     pod.deleted = WallTime{} + std::chrono::seconds(30);
-    obs.pods.deletedByHarness.insert(uid);
+    obs.pods.deleted_by_harness.insert(uid);
     EXPECT_EQ(check_no_unexpected_deletes(obs).status, CheckStatus::passed);
 }
 
@@ -176,7 +176,7 @@ TEST(NoUnexpectedDeletes, HealthyRunPasses) {
 
 TEST(BoundToLiveNode, PodOnVanishedNodeIsAViolation) {
     auto obs = observations_healthy();
-    obs.liveNodes = std::vector<std::string>{"kwok-node-0"};
+    obs.live_nodes = std::vector<std::string>{"kwok-node-0"};
     auto r = check_bound_to_live_node(obs);
     EXPECT_EQ(r.status, CheckStatus::violated);
     EXPECT_EQ(r.count, 2);
@@ -211,7 +211,7 @@ TEST(NoData, EachSourceThatCouldNotBeReadIsNoData) {
     EXPECT_EQ(check_queue_accounting(no_snapshot).status, CheckStatus::no_data);
     EXPECT_EQ(check_no_orphan_allocations(no_snapshot).status, CheckStatus::no_data);
     auto no_nodes = observations_healthy();
-    no_nodes.liveNodes.reset();
+    no_nodes.live_nodes.reset();
     EXPECT_EQ(check_bound_to_live_node(no_nodes).status, CheckStatus::no_data);
 }
 
@@ -235,7 +235,7 @@ TEST(EmptySubject, NoBoundPodIsAPassAndTheRunStillReproduces) {
     auto obs = observations_3355();
     obs.scheduler = "kube-scheduler";
     obs.yunikorn.reset();
-    for (auto& [uid, pod] : obs.pods.pods) pod.nodeName.clear();
+    for (auto& [uid, pod] : obs.pods.pods) pod.node_name.clear();
     auto nodes = check_bound_to_live_node(obs);
     EXPECT_EQ(nodes.status, CheckStatus::passed) << nodes.summary;
     EXPECT_EQ(nodes.count, 0);
@@ -245,7 +245,7 @@ TEST(EmptySubject, NoBoundPodIsAPassAndTheRunStillReproduces) {
 
 TEST(EmptySubject, NoLiveNodeListedMakesEveryBoundPodAViolation) {
     auto obs = observations_healthy();
-    obs.liveNodes = std::vector<std::string>{};
+    obs.live_nodes = std::vector<std::string>{};
     auto r = check_bound_to_live_node(obs);
     EXPECT_EQ(r.status, CheckStatus::violated) << r.summary;
     EXPECT_GT(r.count, 0);
@@ -256,7 +256,7 @@ TEST(EmptySubject, YunikornWithNoQueuesAndNoBoundPodsPasses) {
     obs.yunikorn->queues.clear();
     obs.yunikorn->applications.clear();
     obs.yunikorn->nodes.clear();
-    for (auto& [uid, pod] : obs.pods.pods) pod.nodeName.clear();
+    for (auto& [uid, pod] : obs.pods.pods) pod.node_name.clear();
     auto q = check_queue_accounting(obs);
     EXPECT_EQ(q.status, CheckStatus::passed) << q.summary;
     EXPECT_NE(q.summary.find("0 allocations to check"), std::string::npos) << q.summary;
@@ -304,7 +304,7 @@ TEST(Verdict, ExpectedButNotViolatedFails) {
 
 TEST(Verdict, ExtraViolationBeyondExpectationFails) {
     auto obs = observations_3355();
-    obs.liveNodes = std::vector<std::string>{"kwok-node-0"};
+    obs.live_nodes = std::vector<std::string>{"kwok-node-0"};
     auto results = run_checks(faults::invariant_names(), {"pods-bound", "queue-accounting"}, obs);
     EXPECT_EQ(decide_verdict(results), Verdict::fail);
 }
@@ -387,11 +387,11 @@ TEST(Invariants, AnExplicitListIsCheckedInTheOrderWritten) {
 TEST(Stats, CountStrandedPodsAndPhantomAllocations) {
     auto s = compute_stats(observations_3355());
     EXPECT_EQ(s.pods, 4);
-    EXPECT_EQ(s.boundPods, 3);
-    EXPECT_EQ(s.strandedPods, 1);
-    EXPECT_EQ(s.runningPods, 3);
-    EXPECT_EQ(s.queueAllocatedPods, 4);
-    EXPECT_EQ(s.phantomAllocations, 1);
+    EXPECT_EQ(s.bound_pods, 3);
+    EXPECT_EQ(s.stranded_pods, 1);
+    EXPECT_EQ(s.running_pods, 3);
+    EXPECT_EQ(s.queue_allocated_pods, 4);
+    EXPECT_EQ(s.phantom_allocations, 1);
 }
 
 }  // namespace

@@ -1,21 +1,16 @@
 #pragma once
 // Observations shaped like a small YUNIKORN-3355 run: four pods of app burst-1 in root.default,
 // YuniKorn books all four, but burst-00002's bind failed and it stayed Pending with no node.
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "faultline/harness/observations.hpp"
+#include "faultline/net/certs.hpp"
 #include "faultline/harness/yunikorn_rest.hpp"
 
 namespace faultline::harness::testing {
 
 inline std::string read_data(const std::string& name) {
-    std::ifstream in(std::string(FAULTLINE_TEST_DATA_DIR) + "/harness/" + name);
-    if (!in) throw std::runtime_error("missing test data " + name);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    return net::read_file(std::string(FAULTLINE_TEST_DATA_DIR) + "/harness/" + name);  // throws when missing
 }
 
 inline PodState make_pod(int index, const std::string& node, const std::string& phase) {
@@ -23,10 +18,10 @@ inline PodState make_pod(int index, const std::string& node, const std::string& 
     p.ns = "faultline";
     p.name = "burst-0000" + std::to_string(index);
     p.uid = "5b1c0c1e-000" + std::to_string(index) + "-4d6a-9a51-00000000000" + std::to_string(index);
-    p.queueLabel = "root.default";
-    p.applicationId = "burst-1";
-    p.schedulerName = "yunikorn";
-    p.nodeName = node;
+    p.queue_label = "root.default";
+    p.application_id = "burst-1";
+    p.scheduler_name = "yunikorn";
+    p.node_name = node;
     p.phase = phase;
     p.created = WallTime{} + std::chrono::seconds(index);
     if (!node.empty()) p.bound = *p.created + std::chrono::milliseconds(300);
@@ -40,13 +35,13 @@ inline void put(Observations& obs, PodState p) { obs.pods.pods[p.uid] = std::mov
 inline Observations observations_3355() {
     Observations obs;
     obs.scheduler = "yunikorn";
-    obs.harnessUserAgent = "faultline-harness";
+    obs.harness_user_agent = "faultline-harness";
     obs.pods.watched = true;
     put(obs, make_pod(1, "kwok-node-0", "Running"));
     put(obs, make_pod(2, "", "Pending"));
     put(obs, make_pod(3, "kwok-node-0", "Running"));
     put(obs, make_pod(4, "kwok-node-1", "Running"));
-    obs.liveNodes = std::vector<std::string>{"kwok-node-0", "kwok-node-1"};
+    obs.live_nodes = std::vector<std::string>{"kwok-node-0", "kwok-node-1"};
     YunikornSnapshot yk;
     yk.queues = decode_queues(read_data("yunikorn-3355/queues.json"));
     yk.applications = decode_applications(read_data("yunikorn-3355/applications.json"));

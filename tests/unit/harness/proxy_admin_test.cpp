@@ -13,6 +13,7 @@
 
 #include "app/bridge.hpp"
 #include "faultline/admin/admin_server.hpp"
+#include "faultline/harness/async.hpp"
 #include "faultline/faults/clock.hpp"
 #include "faultline/faults/request.hpp"
 
@@ -50,6 +51,7 @@ protected:
     app::AuditingObserver observer_{audit_, metrics_};
     app::AdminBridge bridge_{engine_, clock_, audit_, metrics_};
     boost::asio::io_context ioc_;
+    boost::asio::io_context client_ioc_;  // the harness side runs its coroutines here
     std::unique_ptr<admin::AdminServer> server_;
     std::thread thread_;
 };
@@ -104,13 +106,13 @@ TEST_F(ProxyAdminAgainstTheProxy, EveryAuditFieldArrivesAsTheRelayReportedIt) {
     cut.path = "/api/v1/pods";
 
     ProxyAdmin proxy = harness_side();
-    std::uint64_t since = proxy.audit_head();
+    std::uint64_t since = run_blocking(client_ioc_, proxy.audit_head());
     EXPECT_EQ(since, 0u);
     observer_.exchange_done(full, milliseconds{5});
     observer_.exchange_done(cut, std::nullopt);
 
     audit::DecodedLines got;
-    proxy.read_audit(since, got);
+    run_blocking(client_ioc_, proxy.read_audit(since, got));
     EXPECT_EQ(got.malformed, 0u) << got.first_error;
     ASSERT_EQ(got.records.size(), 2u);
     full.seq = 1;
@@ -121,24 +123,24 @@ TEST_F(ProxyAdminAgainstTheProxy, EveryAuditFieldArrivesAsTheRelayReportedIt) {
     EXPECT_EQ(since, 2u);
 
     // Reading on starts after what was read.
-    proxy.read_audit(since, got);
+    run_blocking(client_ioc_, proxy.read_audit(since, got));
     EXPECT_EQ(got.records.size(), 2u);
 }
 
 TEST_F(ProxyAdminAgainstTheProxy, RuleCountersAreReadAsTheProxyNamesThem) {
     ProxyAdmin proxy = harness_side();
-    proxy.put_scenario(R"(apiVersion: faultline/v1
+    run_blocking(client_ioc_, proxy.put_scenario(R"(apiVersion: faultline/v1
 kind: Scenario
 metadata: {name: unit}
 faults:
   - {name: every-other-bind, match: {verbs: [create], resources: [pods/binding]}, when: {every: 2}, action: {type: reset}}
-)");
-    proxy.arm();
+)"));
+    run_blocking(client_ioc_, proxy.arm());
     for (int i = 0; i < 5; ++i) {
         engine_.decide(faults::make_request("POST", "/api/v1/namespaces/ns/pods/p" + std::to_string(i) + "/binding"),
                        clock_.now());
     }
-    const auto rules = proxy.rules();
+    const auto rules = run_blocking(client_ioc_, proxy.rules());
     ASSERT_EQ(rules.size(), 1u);
     EXPECT_EQ(rules[0].rule, "every-other-bind");
     EXPECT_EQ(rules[0].matched, 5);

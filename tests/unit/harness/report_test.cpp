@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "faultline/faults/invariants.hpp"
+#include "files.hpp"
 #include "fixtures.hpp"
 
 namespace faultline::harness {
@@ -24,21 +25,15 @@ Report report_for(const Observations& obs, const std::vector<std::string>& expec
     r.started = WallTime{};
     r.finished = WallTime{} + std::chrono::seconds(60);
     r.nodes = 2;
-    r.podsCreated = 4;
-    r.createRateAchieved = 812.5;
+    r.pods_created = 4;
+    r.create_rate_achieved = 812.5;
     r.checks = run_checks(faults::invariant_names(), expect, obs);
     r.verdict = decide_verdict(r.checks);
     r.stats = compute_stats(obs);
     r.faults = {{"outage-mid-bind", 3, 1}};
-    r.faultWindows = fault_windows(*obs.audit);
+    r.fault_windows = fault_windows(*obs.audit);
     r.timeline = build_timeline(obs.pods, r.started);
     return r;
-}
-
-fs::path temp_dir(const std::string& name) {
-    fs::path dir = fs::temp_directory_path() / ("faultline-report-test-" + name + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    return dir;
 }
 
 TEST(ExitCode, FollowsTheVerdict) {
@@ -123,7 +118,8 @@ TEST(Reports, FilesAreWrittenAndJunitParsesAsXml) {
     auto obs = testing::observations_3355();
     obs.pods.pods.begin()->second.name = "evil<&\"name>";  // must be escaped everywhere
     obs.pods.pods.begin()->second.deleted = WallTime{} + std::chrono::seconds(5);
-    fs::path dir = temp_dir("files");
+    faultline::testing::TempDir tmp("faultline-report-test");
+    const fs::path dir = tmp.path() / "files";  // write_reports creates it
     write_reports(report_for(obs, {}), dir);
     ASSERT_TRUE(fs::exists(dir / "report.json"));
     ASSERT_TRUE(fs::exists(dir / "report.html"));
@@ -131,13 +127,11 @@ TEST(Reports, FilesAreWrittenAndJunitParsesAsXml) {
     std::string cmd = "python3 -c \"import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); "
                       "assert len(r.findall('.//testcase'))==5\" " + (dir / "junit.xml").string();
     EXPECT_EQ(std::system(cmd.c_str()), 0) << "junit.xml is not well-formed XML";
-    std::ifstream html(dir / "report.html");
-    std::string text((std::istreambuf_iterator<char>(html)), std::istreambuf_iterator<char>());
+    const std::string text = faultline::testing::slurp(dir / "report.html");
     EXPECT_NE(text.find("<svg"), std::string::npos);
     EXPECT_NE(text.find("rect class=\"fault\""), std::string::npos);
     EXPECT_EQ(text.find("evil<&"), std::string::npos);
     EXPECT_NE(text.find("evil&lt;&amp;"), std::string::npos);
-    fs::remove_all(dir);
 }
 
 TEST(Summary, ListsEveryCheckAndTheVerdict) {

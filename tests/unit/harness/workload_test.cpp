@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include "faultline/harness/kube_client.hpp"
 #include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/workload.hpp"
 
@@ -22,6 +23,15 @@ TEST(Nodes, FollowTheKwokRecommendations) {
     EXPECT_EQ(taint.at("effect").as_string(), "NoSchedule");
     EXPECT_EQ(n.at("status").at("allocatable").at("memory").as_string(), "256Gi");
     EXPECT_EQ(n.at("status").at("capacity").at("pods").as_string(), "110");
+}
+
+// The apiserver (Go's url.ParseQuery) reads a literal '+' in a query as a space: a base64
+// continue token or a label value with a '+' must go out as %2B.
+TEST(Queries, PercentEncodeEverythingButUnreservedCharacters) {
+    EXPECT_EQ(with_query("/api/v1/pods", {{"continue", "eyJ2+Ijo/i=="}, {"labelSelector", "a in (b c),d=e"}, {"limit", ""}}),
+              "/api/v1/pods?continue=eyJ2%2BIjo%2Fi%3D%3D&labelSelector=a%20in%20%28b%20c%29%2Cd%3De");
+    EXPECT_EQ(with_query("http://127.0.0.1:8080/v1/audit?since=0", {{"limit", "1"}}),
+              "http://127.0.0.1:8080/v1/audit?since=0&limit=1");
 }
 
 faults::Phase burst_phase() {
@@ -79,7 +89,7 @@ TEST(PodHistory, RecordsFirstSeenBoundRunningAndDeleted) {
     PodWatcher::apply(obs, "MODIFIED", pod_json("kwok-node-3", "Running"), t0 + std::chrono::seconds(3));
     const PodState& p = obs.pods.at("u1");
     EXPECT_EQ(p.name, "burst-00001");
-    EXPECT_EQ(p.queueLabel, "root.default");
+    EXPECT_EQ(p.queue_label, "root.default");
     EXPECT_EQ(p.created, t0);
     EXPECT_EQ(p.bound, t0 + std::chrono::seconds(1));
     EXPECT_EQ(p.running, t0 + std::chrono::seconds(2));

@@ -27,9 +27,9 @@ TEST(YunikornRest, ApplicationsCarryAllocationsWithPodNames) {
     EXPECT_EQ(apps[0].queue, "root.default");
     EXPECT_EQ(apps[0].state, "Running");
     ASSERT_EQ(apps[0].allocations.size(), 4u);
-    EXPECT_EQ(apps[0].allocations[1].allocationKey, "5b1c0c1e-0002-4d6a-9a51-000000000002");
-    EXPECT_EQ(apps[0].allocations[1].podName, "burst-00002");
-    EXPECT_EQ(apps[0].allocations[1].nodeId, "kwok-node-1");
+    EXPECT_EQ(apps[0].allocations[1].allocation_key, "5b1c0c1e-0002-4d6a-9a51-000000000002");
+    EXPECT_EQ(apps[0].allocations[1].pod_name, "burst-00002");
+    EXPECT_EQ(apps[0].allocations[1].node_id, "kwok-node-1");
     EXPECT_EQ(apps[0].allocations[1].resource.at("pods"), 1);
 }
 
@@ -38,7 +38,7 @@ TEST(YunikornRest, NodesCarryTheirAllocations) {
     ASSERT_EQ(nodes.size(), 2u);
     EXPECT_EQ(nodes[1].id, "kwok-node-1");
     ASSERT_EQ(nodes[1].allocations.size(), 2u);
-    EXPECT_EQ(nodes[1].allocations[0].applicationId, "burst-1");
+    EXPECT_EQ(nodes[1].allocations[0].application_id, "burst-1");
 }
 
 TEST(YunikornRest, EmptyApplicationListIsValid) {

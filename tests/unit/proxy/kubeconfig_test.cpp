@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <random>
 
+#include "files.hpp"
+
 namespace faultline::net {
 namespace {
 
@@ -16,21 +18,19 @@ using ::testing::HasSubstr;
 class Kubeconfig : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("faultline-kubeconfig-" + std::to_string(std::random_device{}()));
-    fs::create_directories(dir_);
     ca_ = generate_ca();
     client_ = mint_serving_cert(ca_, {"client"});
   }
   void TearDown() override {
     unsetenv("KUBECONFIG");
-    fs::remove_all(dir_);
   }
   fs::path write(const std::string& name, const std::string& text) {
     write_file(dir_ / name, text);
     return dir_ / name;
   }
 
-  fs::path dir_;
+  faultline::testing::TempDir tmp_{"faultline-kubeconfig"};
+  const fs::path& dir_ = tmp_.path();
   CertifiedKey ca_;
   CertifiedKey client_;
 };

@@ -12,6 +12,8 @@
 #include <thread>
 #include <unistd.h>
 
+#include "files.hpp"
+
 namespace faultline::admin {
 namespace {
 
@@ -26,21 +28,6 @@ struct FakeClock {
     return [now = now] { return now->load(); };
   }
   void advance(system_clock::duration d) { now->store(now->load() + d); }
-};
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() / ("faultline-audit-test-" + std::to_string(::getpid()) + "-" +
-                                         std::to_string(counter_++));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  fs::path file(const std::string& name) const { return path_ / name; }
-
- private:
-  static inline int counter_ = 0;
-  fs::path path_;
 };
 
 std::vector<std::string> read_lines(const fs::path& p) {
@@ -146,8 +133,8 @@ TEST(AuditLog, LimitCutsTheAnswerAndSaysThereIsMore) {
 }
 
 TEST(AuditLog, BuffersFileWritesUntilShutdown) {
-  TempDir dir;
-  const fs::path path = dir.file("audit.jsonl");
+  faultline::testing::TempDir dir{"faultline-audit-test"};
+  const fs::path path = dir.path() / "audit.jsonl";
   FakeClock clock;  // frozen: the interval bound never triggers
   {
     AuditLog log({.path = path.string(), .flush_bytes = 1 << 20, .clock = clock.fn()});
@@ -160,8 +147,8 @@ TEST(AuditLog, BuffersFileWritesUntilShutdown) {
 }
 
 TEST(AuditLog, FlushesWhenTheBufferReachesItsBound) {
-  TempDir dir;
-  const fs::path path = dir.file("audit.jsonl");
+  faultline::testing::TempDir dir{"faultline-audit-test"};
+  const fs::path path = dir.path() / "audit.jsonl";
   FakeClock clock;
   AuditLog log({.path = path.string(), .flush_bytes = 1, .clock = clock.fn()});
   log.append(request("/a"));
@@ -171,8 +158,8 @@ TEST(AuditLog, FlushesWhenTheBufferReachesItsBound) {
 }
 
 TEST(AuditLog, FlushesWhenTheIntervalHasPassed) {
-  TempDir dir;
-  const fs::path path = dir.file("audit.jsonl");
+  faultline::testing::TempDir dir{"faultline-audit-test"};
+  const fs::path path = dir.path() / "audit.jsonl";
   FakeClock clock;
   AuditLog log({.path = path.string(), .flush_bytes = 1 << 20, .flush_interval = seconds{1}, .clock = clock.fn()});
   log.append(request("/a"));
@@ -187,8 +174,8 @@ TEST(AuditLog, FlushesWhenTheIntervalHasPassed) {
 }
 
 TEST(AuditLog, AppendsToAnExistingFile) {
-  TempDir dir;
-  const fs::path path = dir.file("audit.jsonl");
+  faultline::testing::TempDir dir{"faultline-audit-test"};
+  const fs::path path = dir.path() / "audit.jsonl";
   { std::ofstream(path) << "{\"earlier\":true}\n"; }
   { AuditLog(AuditLogOptions{.path = path.string()}).append(request("/a")); }
   const auto lines = read_lines(path);
@@ -198,8 +185,8 @@ TEST(AuditLog, AppendsToAnExistingFile) {
 }
 
 TEST(AuditLog, UnopenablePathThrowsNamingIt) {
-  TempDir dir;
-  const std::string path = dir.file("no-such-dir/audit.jsonl").string();
+  faultline::testing::TempDir dir{"faultline-audit-test"};
+  const std::string path = (dir.path() / "no-such-dir/audit.jsonl").string();
   try {
     AuditLog log({.path = path});
     FAIL() << "opened " << path;
@@ -227,8 +214,8 @@ TEST(AuditLog, WriteProblemNamesTheFileTheErrorAndTheRecordsNotWritten) {
 }
 
 TEST(AuditLog, RemovedFileIsCreatedAgainAndKeepsReceivingRecords) {
-  TempDir dir;
-  const fs::path path = dir.file("audit.jsonl");
+  faultline::testing::TempDir dir{"faultline-audit-test"};
+  const fs::path path = dir.path() / "audit.jsonl";
   AuditLog log({.path = path.string(), .flush_bytes = 1});
   log.append(request("/before"));
   ASSERT_EQ(read_lines(path).size(), 1u);
@@ -241,8 +228,8 @@ TEST(AuditLog, RemovedFileIsCreatedAgainAndKeepsReceivingRecords) {
 }
 
 TEST(AuditLog, FileThatCannotBeCreatedAgainIsAProblemUntilItCan) {
-  TempDir dir;
-  const fs::path folder = dir.file("logs");
+  faultline::testing::TempDir dir{"faultline-audit-test"};
+  const fs::path folder = dir.path() / "logs";
   const fs::path path = folder / "audit.jsonl";
   fs::create_directories(folder);
   AuditLog log({.path = path.string(), .flush_bytes = 1});
@@ -261,8 +248,8 @@ TEST(AuditLog, FileThatCannotBeCreatedAgainIsAProblemUntilItCan) {
 }
 
 TEST(AuditFlusher, WritesABufferedRecordOutWithoutAnotherAppend) {
-  TempDir dir;
-  const fs::path path = dir.file("audit.jsonl");
+  faultline::testing::TempDir dir{"faultline-audit-test"};
+  const fs::path path = dir.path() / "audit.jsonl";
   FakeClock clock;  // frozen: no append ever finds the flush interval passed
   AuditLog log({.path = path.string(), .flush_bytes = 1 << 20, .clock = clock.fn()});
   boost::asio::io_context ioc;
@@ -281,8 +268,8 @@ TEST(AuditFlusher, WritesABufferedRecordOutWithoutAnotherAppend) {
 }
 
 TEST(AuditLog, ConcurrentAppendsGetUniqueSeqsWrittenInOrder) {
-  TempDir dir;
-  const fs::path path = dir.file("audit.jsonl");
+  faultline::testing::TempDir dir{"faultline-audit-test"};
+  const fs::path path = dir.path() / "audit.jsonl";
   constexpr int kThreads = 4;
   constexpr int kPerThread = 500;
   {

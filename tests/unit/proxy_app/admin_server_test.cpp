@@ -5,6 +5,7 @@
 #include "app/bridge.hpp"
 #include "faultline/faults/clock.hpp"
 #include "faultline/faults/scenario.hpp"
+#include "files.hpp"
 #include "prometheus_text.hpp"
 
 #include <boost/asio/connect.hpp>
@@ -33,16 +34,8 @@ namespace json = boost::json;
 using tcp = asio::ip::tcp;
 using Response = http::response<http::string_body>;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string scenario_file(const std::string& name) {
-  return read_file(std::string(FAULTLINE_TEST_DATA_DIR) + "/scenarios/" + name);
+  return faultline::testing::slurp(std::string(FAULTLINE_TEST_DATA_DIR) + "/scenarios/" + name);
 }
 
 const std::string kBindFailures = R"(apiVersion: faultline/v1

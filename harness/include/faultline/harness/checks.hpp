@@ -20,7 +20,7 @@ struct CheckResult {
     std::int64_t count = 0;              // how many things violate the invariant
     std::string summary;                 // one line a human reads first
     std::vector<std::string> evidence;   // pod names, allocation keys, audit records
-    bool expectedViolated = false;       // listed in the scenario's `expect:`
+    bool expected_violated = false;       // listed in the scenario's `expect:`
 
     bool failed() const { return status == CheckStatus::violated || status == CheckStatus::no_data; }
 };
@@ -48,16 +48,16 @@ Verdict decide_verdict(const std::vector<CheckResult>& results);
 // Headline numbers for the report (README "Report": `stats`).
 struct RunStats {
     std::int64_t pods = 0;
-    std::int64_t boundPods = 0;
-    std::int64_t runningPods = 0;
-    std::int64_t strandedPods = 0;
-    std::int64_t deletedPods = 0;
-    std::optional<std::int64_t> queueAllocatedPods;  // only with a YuniKorn snapshot
-    std::optional<std::int64_t> phantomAllocations;
+    std::int64_t bound_pods = 0;
+    std::int64_t running_pods = 0;
+    std::int64_t stranded_pods = 0;
+    std::int64_t deleted_pods = 0;
+    std::optional<std::int64_t> queue_allocated_pods;  // only with a YuniKorn snapshot
+    std::optional<std::int64_t> phantom_allocations;
     // Bind requests through the proxy (only with its audit): answered 2xx, and everything else
     // (an injected or upstream error status, or a connection cut before any answer).
-    std::optional<std::int64_t> bindsSucceeded;
-    std::optional<std::int64_t> bindsFailed;
+    std::optional<std::int64_t> binds_succeeded;
+    std::optional<std::int64_t> binds_failed;
 };
 RunStats compute_stats(const Observations& obs);
 

@@ -20,10 +20,10 @@ struct PodState {
     std::string ns;
     std::string name;
     std::string uid;
-    std::string queueLabel;     // label `queue` (YuniKorn's queue selector), may be empty
-    std::string applicationId;  // label `applicationId`, may be empty
-    std::string schedulerName;  // spec.schedulerName
-    std::string nodeName;       // last spec.nodeName seen
+    std::string queue_label;     // label `queue` (YuniKorn's queue selector), may be empty
+    std::string application_id;  // label `applicationId`, may be empty
+    std::string scheduler_name;  // spec.schedulerName
+    std::string node_name;       // last spec.nodeName seen
     std::string phase;          // last status.phase seen
     std::optional<WallTime> created;
     std::optional<WallTime> bound;    // first time spec.nodeName was non-empty
@@ -32,21 +32,21 @@ struct PodState {
     bool gone = false;                // a DELETED watch event arrived (object no longer exists)
 
     bool live() const { return !deleted.has_value(); }
-    bool isBound() const { return !nodeName.empty(); }
+    bool is_bound() const { return !node_name.empty(); }
 };
 
 struct PodObservations {
     bool watched = false;                 // the watch ran and delivered its initial list
     std::map<std::string, PodState> pods; // by UID
-    std::set<std::string> deletedByHarness; // UIDs the harness itself deleted
+    std::set<std::string> deleted_by_harness; // UIDs the harness itself deleted
 };
 
 // YuniKorn REST API (v1.9.0 dao shapes), reduced to what the checks need.
 struct YkAllocation {
-    std::string allocationKey;  // the k8shim uses the pod UID
-    std::string applicationId;
-    std::string nodeId;
-    std::string podName;        // allocation tag kubernetes.io/meta/podName when present
+    std::string allocation_key;  // the k8shim uses the pod UID
+    std::string application_id;
+    std::string node_id;
+    std::string pod_name;        // allocation tag kubernetes.io/meta/podName when present
     std::map<std::string, std::int64_t> resource;
 };
 
@@ -80,9 +80,9 @@ using AuditRecord = audit::Record;
 
 struct Observations {
     std::string scheduler;          // "yunikorn" or "kube-scheduler"
-    std::string harnessUserAgent;   // deletes from this agent are the harness's own
+    std::string harness_user_agent;   // deletes from this agent are the harness's own
     PodObservations pods;
-    std::optional<std::vector<std::string>> liveNodes;  // node names listed at the end
+    std::optional<std::vector<std::string>> live_nodes;  // node names listed at the end
     std::optional<YunikornSnapshot> yunikorn;           // final snapshot (after settle)
     std::optional<std::vector<AuditRecord>> audit;      // nullopt: no proxy audit collected
 };

@@ -1,13 +1,14 @@
 #pragma once
 // The pod observer: lists, then watches the workload's pods and records each one's history
 // (first seen, bound to which node and when, Running, deleted). Relists after a 410 and treats
-// pods missing from the relist as deleted while the watch was down.
-#include <atomic>
+// pods missing from the relist as deleted while the watch was down. The watch is a coroutine on
+// the client's executor, stopped by cancelling it.
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
-#include <mutex>
+#include <cstdint>
 #include <string>
-#include <thread>
 
+#include "faultline/harness/async.hpp"
 #include "faultline/harness/kube_client.hpp"
 #include "faultline/harness/observations.hpp"
 
@@ -20,41 +21,41 @@ public:
         std::int64_t live = 0;
         std::int64_t bound = 0;    // live and bound
         std::int64_t running = 0;  // live and Running
-        WallTime lastChange{};
+        WallTime last_change{};
     };
 
-    PodWatcher(KubeClient& client, std::string ns, std::string labelSelector);
-    ~PodWatcher();
+    PodWatcher(KubeClient& client, std::string ns, std::string label_selector);
+    // Destroying it cancels a watch that is still running; stop() first to wait for its end.
     PodWatcher(const PodWatcher&) = delete;
     PodWatcher& operator=(const PodWatcher&) = delete;
 
-    void start();  // the first list happens here (throws on failure); the watch runs on a thread
-    void stop();
+    // The first list happens here (throws on failure); then the watch runs on its own.
+    boost::asio::awaitable<void> start();
+    // Cancels the watch and returns once it has ended.
+    boost::asio::awaitable<void> stop();
     void mark_deleted_by_harness(const std::string& uid);
 
     PodObservations snapshot() const;
     Counts counts() const;
-    std::string error() const;  // why the watch thread gave up, empty while healthy
-    std::int64_t relists() const { return relists_.load(); }
+    std::string error() const;  // why the watch gave up, empty while healthy
+    std::int64_t relists() const { return relists_; }
 
     // Applies one pod object as seen at `now` (exposed for unit tests of the history rules).
     static void apply(PodObservations& obs, const std::string& type, const boost::json::value& pod, WallTime now);
 
 private:
-    std::string list_and_reconcile();
-    void run();
+    boost::asio::awaitable<std::string> list_and_reconcile();
+    boost::asio::awaitable<void> run();
 
+    // Everything runs on the client's (single-threaded) executor: no locks.
     KubeClient& client_;
     std::string ns_;
     std::string selector_;
-    mutable std::mutex mutex_;
     PodObservations obs_;
-    WallTime lastChange_{};
-    std::string error_;
-    std::atomic<bool> stop_{false};
-    std::atomic<std::int64_t> relists_{0};
-    std::string resourceVersion_;
-    std::thread thread_;
+    WallTime last_change_{};
+    std::int64_t relists_ = 0;
+    std::string resource_version_;
+    BackgroundTask watch_;
 };
 
 }  // namespace faultline::harness

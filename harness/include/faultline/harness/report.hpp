@@ -41,7 +41,7 @@ std::vector<TimelinePoint> build_timeline(const PodObservations& pods, WallTime 
 
 struct Report {
     std::string scenario;
-    std::string scenarioFile;
+    std::string scenario_file;
     std::uint64_t seed = 0;
     Verdict verdict = Verdict::error;
     std::string error;  // why the run failed (verdict error)
@@ -50,11 +50,11 @@ struct Report {
     WallTime started{};
     WallTime finished{};
     std::int64_t nodes = 0;
-    std::int64_t podsCreated = 0;
-    double createRateAchieved = 0;  // pods/s over the creation window, measured
-    std::map<std::string, std::int64_t> clientRetries;  // transient apiserver errors retried, by kind
+    std::int64_t pods_created = 0;
+    double create_rate_achieved = 0;  // pods/s over the creation window, measured
+    std::map<std::string, std::int64_t> client_retries;  // transient apiserver errors retried, by kind
     std::vector<FaultCounter> faults;
-    std::vector<FaultWindow> faultWindows;
+    std::vector<FaultWindow> fault_windows;
     std::vector<CheckResult> checks;
     RunStats stats;
     std::vector<TimelinePoint> timeline;

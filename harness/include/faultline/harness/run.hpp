@@ -16,10 +16,10 @@ struct RunOptions {
     std::filesystem::path kubeconfig;  // empty: $KUBECONFIG or ~/.kube/config
     std::string context;
     std::string scheduler = "yunikorn";  // yunikorn | kube-scheduler
-    std::string yunikornUrl;             // required with yunikorn
-    std::string proxyAdminUrl;           // required when the scenario has faults
-    std::string proxyAdminToken;
-    std::filesystem::path outDir;        // fullstatedump and other raw evidence go here too
+    std::string yunikorn_url;             // required with yunikorn
+    std::string proxy_admin_url;           // required when the scenario has faults
+    std::string proxy_admin_token;
+    std::filesystem::path out_dir;        // fullstatedump and other raw evidence go here too
     // Overrides of the scenario (the chaos driver's NODES=, PODS=, RATE=, ...); pods/rate apply to the
     // first phase, nodes to the node pool.
     std::optional<std::uint64_t> nodes;
@@ -27,13 +27,13 @@ struct RunOptions {
     std::optional<double> rate;
     std::optional<std::chrono::milliseconds> settle;
     std::optional<std::vector<std::string>> expect;
-    unsigned nodeConcurrency = 16;
-    std::chrono::seconds nodeReadyTimeout{180};
+    unsigned node_concurrency = 16;
+    std::chrono::seconds node_ready_timeout{180};
 };
 
 // Never throws for a failed run: the report then carries verdict `error` and the reason, plus
 // whatever was observed before the failure.
-Report run_scenario(const RunOptions& options, const faults::Scenario& scenario, const std::string& scenarioText,
+Report run_scenario(const RunOptions& options, const faults::Scenario& scenario, const std::string& scenario_text,
                     const ProgressFn& progress);
 
 // Checks the scenario's invariants (checks.invariants_to_check(): the default set when the scenario

@@ -1,6 +1,8 @@
 #pragma once
 // The two HTTP services the harness reads besides the apiserver: the proxy's admin API (scenario,
 // arm/disarm, rule counters, audit log) and YuniKorn's REST API (queues, applications, nodes).
+// Coroutines on the caller's executor (faultline/harness/async.hpp).
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,19 +14,19 @@ namespace faultline::harness {
 
 class ProxyAdmin {
 public:
-    ProxyAdmin(std::string baseUrl, std::string bearerToken);
+    ProxyAdmin(std::string base_url, std::string bearer_token);
 
     // PUT /v1/scenario; throws with the proxy's errors when it refuses the scenario.
-    void put_scenario(const std::string& yaml);
-    void arm();
-    void disarm();
-    std::vector<FaultCounter> rules();
+    boost::asio::awaitable<void> put_scenario(std::string yaml);
+    boost::asio::awaitable<void> arm();
+    boost::asio::awaitable<void> disarm();
+    boost::asio::awaitable<std::vector<FaultCounter>> rules();
     // The newest sequence number so far (records after it belong to this run).
-    std::uint64_t audit_head();
+    boost::asio::awaitable<std::uint64_t> audit_head();
     // Appends records after `since` (following `more`), advancing `since`; malformed lines are
     // counted in `out` and skipped. Throws when records were evicted from the proxy's memory (a
     // gap would hide deletes).
-    void read_audit(std::uint64_t& since, audit::DecodedLines& out);
+    boost::asio::awaitable<void> read_audit(std::uint64_t& since, audit::DecodedLines& out);
 
     const std::string& url() const { return base_; }
 
@@ -35,7 +37,8 @@ private:
 
 // GET queues, applications/active and nodes of the partition. fullStateDump (if non-null) gets
 // the raw /ws/v1/fullstatedump text (kept as evidence next to the reports).
-YunikornSnapshot take_yunikorn_snapshot(const std::string& baseUrl, std::string* fullStateDump = nullptr,
-                                        const std::string& partition = "default");
+boost::asio::awaitable<YunikornSnapshot> take_yunikorn_snapshot(std::string base_url,
+                                                                std::string* full_state_dump = nullptr,
+                                                                std::string partition = "default");
 
 }  // namespace faultline::harness

@@ -1,6 +1,8 @@
 #pragma once
 // The scenario's workload made real: KWOK fake nodes, then phases of pods at a rate and
-// concurrency, all through the apiserver as the harness's own identity.
+// concurrency, all through the apiserver as the harness's own identity. The steps are coroutines on
+// the client's (single-threaded) executor; a phase's concurrency is that many coroutines.
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <functional>
@@ -23,10 +25,10 @@ std::string node_name(std::uint64_t index);  // kwok-node-<index>, like the loca
 boost::json::value make_node(const std::string& name, const std::map<std::string, std::string>& capacity);
 // The scheduler a phase's pods ask for: the template's, except that the two well-known names
 // (yunikorn, default-scheduler) and an empty one mean "the scheduler under test".
-std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& schedulerUnderTest);
+std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& scheduler_under_test);
 // A pod of a phase: template labels/requests, the KWOK toleration and node selector.
 boost::json::value make_pod(const std::string& ns, const std::string& name, const faults::Phase& phase,
-                            const std::string& schedulerName);
+                            const std::string& scheduler_name);
 std::string pod_name(const std::string& phase, std::uint64_t index);  // <phase>-00001
 
 struct PhaseResult {
@@ -52,17 +54,18 @@ using ProgressFn = std::function<void(const std::string& line, bool final)>;
 
 class Workload {
 public:
-    Workload(KubeClient& client, const faults::Workload& spec, std::string schedulerUnderTest, ProgressFn progress);
+    Workload(KubeClient& client, const faults::Workload& spec, std::string scheduler_under_test, ProgressFn progress);
 
-    void ensure_namespace();
+    boost::asio::awaitable<void> ensure_namespace();
     // Deletes pods left by earlier runs (label faultline.io/workload) and waits until they are gone.
-    std::uint64_t delete_leftover_pods(std::chrono::seconds timeout);
-    NodesResult create_nodes(unsigned concurrency);
-    void wait_nodes_ready(std::chrono::seconds timeout);
-    // Creates the phase's pods. beforeFirst runs once, just before the first creation (arming faults).
+    boost::asio::awaitable<std::uint64_t> delete_leftover_pods(std::chrono::seconds timeout);
+    boost::asio::awaitable<NodesResult> create_nodes(unsigned concurrency);
+    boost::asio::awaitable<void> wait_nodes_ready(std::chrono::seconds timeout);
+    // Creates the phase's pods. before_first runs once, just before the first creation (arming faults).
     // status() is appended to progress lines (e.g. "bound 120").
-    PhaseResult run_phase(const faults::Phase& phase, const std::function<void()>& beforeFirst,
-                          const std::function<std::string()>& status);
+    boost::asio::awaitable<PhaseResult> run_phase(const faults::Phase& phase,
+                                                  std::function<boost::asio::awaitable<void>()> before_first,
+                                                  std::function<std::string()> status);
 
 private:
     KubeClient& client_;
