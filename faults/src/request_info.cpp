@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <charconv>
 #include <optional>
 #include <vector>
 
+#include <boost/algorithm/string/case_conv.hpp>
+#include <boost/algorithm/string/predicate.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
@@ -59,13 +60,6 @@ std::vector<std::string> split_path(std::string_view path) {
   return parts;
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 std::string verb_for_method(std::string_view method) {
   if (method == "POST") return "create";
   if (method == "GET" || method == "HEAD") return "get";
@@ -76,7 +70,7 @@ std::string verb_for_method(std::string_view method) {
 }
 
 // Go's conversion of a ListOptions bool: any value except "0" / "false" (any case) is true.
-bool query_bool(const std::string& value) { return value != "0" && lower(value) != "false"; }
+bool query_bool(const std::string& value) { return value != "0" && !boost::algorithm::iequals(value, "false"); }
 
 // fields.splitTerms: split on commas that no backslash escapes.
 std::vector<std::string_view> split_terms(std::string_view selector) {
@@ -218,7 +212,7 @@ RequestInfo classify(std::string_view method, std::string_view target) {
   Target parsed = parse_target(target);
   RequestInfo info;
   info.path = parsed.path;
-  info.verb = lower(method);
+  info.verb = boost::algorithm::to_lower_copy(std::string(method));
 
   std::vector<std::string> parts = split_path(parsed.path);
   if (parts.size() < 3 || (parts[0] != "api" && parts[0] != "apis")) return info;

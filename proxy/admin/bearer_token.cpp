@@ -1,10 +1,10 @@
 #include "bearer_token.hpp"
 
+#include <boost/beast/core/string.hpp>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #include <array>
-#include <cctype>
 #include <stdexcept>
 
 namespace faultline::admin {
@@ -23,22 +23,12 @@ Digest sha256(std::string_view data) {
   return out;
 }
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 bool bearer_token_matches(std::string_view authorization, std::string_view expected) {
   constexpr std::string_view kScheme = "bearer ";
   if (authorization.size() < kScheme.size() ||
-      !iequals(authorization.substr(0, kScheme.size()), kScheme)) {
+      !boost::beast::iequals(authorization.substr(0, kScheme.size()), kScheme)) {
     return false;
   }
   std::string_view presented = authorization.substr(kScheme.size());

@@ -1,19 +1,14 @@
 #include "faultline/proxy/headers.hpp"
 
+#include <boost/algorithm/string/case_conv.hpp>
+#include <boost/algorithm/string/predicate.hpp>
 #include <boost/beast/core/string.hpp>
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 namespace faultline::proxy {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -38,25 +33,26 @@ bool is_hop_by_hop(std::string_view name) {
   static constexpr std::array<std::string_view, 8> kHopByHop = {
       "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
       "upgrade"};
-  return std::any_of(kHopByHop.begin(), kHopByHop.end(), [name](std::string_view h) { return boost::beast::iequals(h, name); });
+  return std::any_of(kHopByHop.begin(), kHopByHop.end(),
+                     [name](std::string_view hop) { return boost::beast::iequals(hop, name); });
 }
 
 std::vector<std::string> connection_tokens(std::string_view connection_value) {
   std::vector<std::string> out;
   for (auto token : split_commas(connection_value)) {
-    if (!token.empty()) out.push_back(lower(token));
+    if (!token.empty()) out.push_back(boost::algorithm::to_lower_copy(std::string(token)));
   }
   return out;
 }
 
 std::string accept_json_instead_of_protobuf(std::string_view accept) {
-  if (lower(accept).find("protobuf") == std::string::npos) return std::string(accept);
+  if (!boost::algorithm::icontains(accept, "protobuf")) return std::string(accept);
   std::string out;
   bool has_json = false;
   for (auto item : split_commas(accept)) {
-    std::string media = lower(item.substr(0, item.find(';')));
-    if (media.find("protobuf") != std::string::npos) continue;
-    if (trim(media) == "application/json") has_json = true;
+    std::string_view media = trim(item.substr(0, item.find(';')));
+    if (boost::algorithm::icontains(media, "protobuf")) continue;
+    if (boost::beast::iequals(media, "application/json")) has_json = true;
     if (!out.empty()) out += ", ";
     out += item;
   }
@@ -65,8 +61,7 @@ std::string accept_json_instead_of_protobuf(std::string_view accept) {
 }
 
 bool is_json_content_type(std::string_view content_type) {
-  std::string media = lower(trim(content_type.substr(0, content_type.find(';'))));
-  return media == "application/json";
+  return boost::beast::iequals(trim(content_type.substr(0, content_type.find(';'))), "application/json");
 }
 
 }  // namespace faultline::proxy

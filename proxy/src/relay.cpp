@@ -1,6 +1,5 @@
 // Forwarding: the request goes upstream with its body streamed, the response comes back streamed
 // piece by piece (watch events as they arrive), upgrades (101) become a raw byte tunnel.
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
@@ -15,6 +14,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 
+#include "faultline/net/async.hpp"
 #include "faultline/net/tls.hpp"
 #include "faultline/proxy/headers.hpp"
 #include "faultline/proxy/watch_stream.hpp"
@@ -23,7 +23,8 @@
 namespace faultline::proxy {
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+using net::throw_if;
+using net::use_tuple;
 
 // Removes hop-by-hop headers and those the Connection header names. An upgrade keeps Connection
 // and Upgrade: they are the handshake being relayed.
@@ -46,10 +47,6 @@ bool wants_upgrade(const http::request<http::buffer_body>& req) {
   if (req.count(http::field::upgrade) == 0) return false;
   auto tokens = connection_tokens(req[http::field::connection]);
   return std::find(tokens.begin(), tokens.end(), "upgrade") != tokens.end();
-}
-
-void throw_if(const boost::system::error_code& ec, const char* what) {
-  if (ec) throw boost::system::system_error(ec, what);
 }
 
 // Largest upstream response header. kube-apiserver's are a few hundred bytes; its Warning headers,

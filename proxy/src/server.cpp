@@ -1,7 +1,6 @@
 // Accepting connections, the registry of live sessions, outage enforcement and shutdown.
 #include "faultline/proxy/server.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -17,13 +16,14 @@
 #include <mutex>
 
 #include "faultline/net/accept_failures.hpp"
+#include "faultline/net/async.hpp"
 #include "server_impl.hpp"
 #include "session.hpp"
 
 namespace faultline::proxy {
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+using net::use_tuple;
 
 void reset_socket(tcp::socket& socket) {
   boost::system::error_code ec;

@@ -2,7 +2,6 @@
 // answer locally, wait, hang, cut (RST or FIN).
 #include "session.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -19,10 +18,12 @@
 
 #include <algorithm>
 
+#include "faultline/net/async.hpp"
+
 namespace faultline::proxy {
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+using net::use_tuple;
 
 std::string endpoint_text(const tcp::socket& socket) {
   boost::system::error_code ec;

@@ -1,5 +1,7 @@
 #include "faultline/faults/actions/delay.hpp"
 
+#include "actions/parse.hpp"
+
 namespace faultline::faults::actions {
 
 Duration Delay::resolve(std::uint64_t random) const {
@@ -8,17 +10,11 @@ Duration Delay::resolve(std::uint64_t random) const {
   return latency + Duration{static_cast<Duration::rep>(random % span)};
 }
 
-}  // namespace faultline::faults::actions
-
-#include "actions/parse.hpp"
-
-namespace faultline::faults::detail {
-
-actions::Delay parse_delay(MapReader& reader) {
-  actions::Delay delay;
-  if (auto latency = positive_duration(reader, "latency", true)) delay.latency = *latency;
+Delay Delay::parse(detail::MapReader& reader) {
+  Delay delay;
+  if (auto latency = detail::positive_duration(reader, "latency", true)) delay.latency = *latency;
   if (auto jitter = reader.duration("jitter")) delay.jitter = *jitter;
   return delay;
 }
 
-}  // namespace faultline::faults::detail
+}  // namespace faultline::faults::actions

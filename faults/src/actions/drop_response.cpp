@@ -1,5 +1,7 @@
 #include "faultline/faults/actions/drop_response.hpp"
 
+#include "actions/parse.hpp"
+
 namespace faultline::faults::actions {
 
 std::string_view to_string(DropResponse::Then then) {
@@ -11,18 +13,12 @@ std::string_view to_string(DropResponse::Then then) {
   return "reset";
 }
 
-}  // namespace faultline::faults::actions
-
-#include "actions/parse.hpp"
-
-namespace faultline::faults::detail {
-
-actions::DropResponse parse_drop_response(MapReader& reader) {
-  using Then = actions::DropResponse::Then;
-  actions::DropResponse drop;
+DropResponse DropResponse::parse(detail::MapReader& reader) {
+  using Then = DropResponse::Then;
+  DropResponse drop;
   if (auto then = reader.choice("then", {"reset", "close", "hang"}))
     drop.then = *then == "close" ? Then::close : *then == "hang" ? Then::hang : Then::reset;
   return drop;
 }
 
-}  // namespace faultline::faults::detail
+}  // namespace faultline::faults::actions

@@ -1,5 +1,7 @@
 #include "faultline/faults/actions/outage.hpp"
 
+#include "actions/parse.hpp"
+
 namespace faultline::faults::actions {
 
 std::string_view to_string(Outage::Mode mode) {
@@ -11,19 +13,13 @@ std::string_view to_string(Outage::Mode mode) {
   return "reset";
 }
 
-}  // namespace faultline::faults::actions
-
-#include "actions/parse.hpp"
-
-namespace faultline::faults::detail {
-
-actions::Outage parse_outage(MapReader& reader) {
-  using Mode = actions::Outage::Mode;
-  actions::Outage outage;
+Outage Outage::parse(detail::MapReader& reader) {
+  using Mode = Outage::Mode;
+  Outage outage;
   if (auto mode = reader.choice("mode", {"reset", "refuse", "blackhole"}, true))
     outage.mode = *mode == "refuse" ? Mode::refuse : *mode == "blackhole" ? Mode::blackhole : Mode::reset;
-  outage.duration = positive_duration(reader, "duration");
+  outage.duration = detail::positive_duration(reader, "duration");
   return outage;
 }
 
-}  // namespace faultline::faults::detail
+}  // namespace faultline::faults::actions

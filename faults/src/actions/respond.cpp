@@ -1,5 +1,7 @@
 #include "faultline/faults/actions/respond.hpp"
 
+#include "actions/parse.hpp"
+
 namespace faultline::faults::actions {
 namespace {
 
@@ -67,14 +69,8 @@ HttpResponse Respond::render(const RequestInfo& request) const {
   return status_response(status);
 }
 
-}  // namespace faultline::faults::actions
-
-#include "actions/parse.hpp"
-
-namespace faultline::faults::detail {
-
-actions::Respond parse_respond(MapReader& reader) {
-  actions::Respond respond;
+Respond Respond::parse(detail::MapReader& reader) {
+  Respond respond;
   if (auto code = reader.count("code", 0, true)) {
     if (*code >= 100 && *code < 200)
       reader.error_at("code", "must be a final HTTP status code from 200 to 599, got " + std::to_string(*code) +
@@ -91,8 +87,8 @@ actions::Respond parse_respond(MapReader& reader) {
       if (reader.has(key))
         reader.error_at(key, "a " + std::to_string(respond.code) + " response has no body, so it has no " +
                                  std::string(key));
-  respond.retry_after = positive_duration(reader, "retryAfter");
+  respond.retry_after = detail::positive_duration(reader, "retryAfter");
   return respond;
 }
 
-}  // namespace faultline::faults::detail
+}  // namespace faultline::faults::actions

@@ -1,5 +1,7 @@
 #include "faultline/faults/actions/watch_drop.hpp"
 
+#include "actions/parse.hpp"
+
 #include <algorithm>
 
 namespace faultline::faults::actions {
@@ -8,20 +10,14 @@ bool WatchDrop::drops(std::string_view event_type) const {
   return std::find(events.begin(), events.end(), event_type) != events.end();
 }
 
-}  // namespace faultline::faults::actions
-
-#include "actions/parse.hpp"
-
-namespace faultline::faults::detail {
-
-actions::WatchDrop parse_watch_drop(MapReader& reader) {
-  actions::WatchDrop drop;
+WatchDrop WatchDrop::parse(detail::MapReader& reader) {
+  WatchDrop drop;
   if (auto events = reader.string_list("events")) {
     static const std::vector<std::string_view> known{"ADDED", "MODIFIED", "DELETED", "BOOKMARK"};
     for (std::size_t i = 0; i < events->size(); ++i)
       if (std::find(known.begin(), known.end(), (*events)[i]) == known.end())
         reader.errors().add(reader.take("events")[i].Mark(), reader.path_of("events") + "[" + std::to_string(i) + "]",
-                            "must be one of " + join(known) + ", got \"" + (*events)[i] + "\"");
+                            "must be one of " + detail::join(known) + ", got \"" + (*events)[i] + "\"");
     if (events->empty()) reader.error_at("events", "must list at least one event type");
     else drop.events = *events;
   }
@@ -30,4 +26,4 @@ actions::WatchDrop parse_watch_drop(MapReader& reader) {
   return drop;
 }
 
-}  // namespace faultline::faults::detail
+}  // namespace faultline::faults::actions

@@ -1,5 +1,7 @@
 #include "faultline/faults/actions/watch_gone.hpp"
 
+#include "actions/parse.hpp"
+
 #include "faultline/faults/status.hpp"
 
 namespace faultline::faults::actions {
@@ -16,17 +18,11 @@ std::string WatchGone::render_event() const {
   return R"({"type":"ERROR","object":)" + object + "}\n";
 }
 
-}  // namespace faultline::faults::actions
-
-#include "actions/parse.hpp"
-
-namespace faultline::faults::detail {
-
-actions::WatchGone parse_watch_gone(MapReader& reader) {
-  actions::WatchGone gone;
+WatchGone WatchGone::parse(detail::MapReader& reader) {
+  WatchGone gone;
   if (auto after = reader.count("afterEvents", 0)) gone.after_events = *after;
   if (auto message = reader.string("message")) gone.message = *message;
   return gone;
 }
 
-}  // namespace faultline::faults::detail
+}  // namespace faultline::faults::actions

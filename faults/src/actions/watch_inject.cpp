@@ -2,7 +2,9 @@
 
 #include <boost/json.hpp>
 
+#include "actions/parse.hpp"
 #include "faultline/faults/status.hpp"
+#include "yaml_load.hpp"
 
 namespace faultline::faults::actions {
 namespace {
@@ -33,23 +35,16 @@ std::optional<std::string> WatchInject::render_event(std::string_view last_objec
   return R"({"type":)" + go_json_string(event) + R"(,"object":)" + *object + "}\n";
 }
 
-}  // namespace faultline::faults::actions
-
-#include "actions/parse.hpp"
-#include "yaml_load.hpp"
-
-namespace faultline::faults::detail {
-
-actions::WatchInject parse_watch_inject(MapReader& reader) {
-  actions::WatchInject inject;
+WatchInject WatchInject::parse(detail::MapReader& reader) {
+  WatchInject inject;
   if (auto event = reader.choice("event", {"ADDED", "MODIFIED", "DELETED"})) inject.event = *event;
   if (auto after = reader.count("afterEvents", 0)) inject.after_events = *after;
   YAML::Node object = reader.take("object");
   if (object.IsDefined()) {
-    if (object.IsMap()) inject.object_json = boost::json::serialize(to_json(object));
-    else reader.error_at("object", "expected a mapping, got " + describe(object));
+    if (object.IsMap()) inject.object_json = boost::json::serialize(detail::to_json(object));
+    else reader.error_at("object", "expected a mapping, got " + detail::describe(object));
   }
   return inject;
 }
 
-}  // namespace faultline::faults::detail
+}  // namespace faultline::faults::actions

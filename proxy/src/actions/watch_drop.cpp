@@ -1,7 +1,6 @@
 // watch-drop: leave events of the given types out of the stream (after N untouched, at most
 // `count`), so the client silently misses them.
-#include "faultline/proxy/disposition.hpp"
-
+#include "actions/watch_filter.hpp"
 #include "faultline/proxy/watch_stream.hpp"
 
 namespace faultline::proxy::actions {
@@ -29,11 +28,8 @@ class WatchDropFilter final : public WatchFilter {
 
 }  // namespace
 
-Disposition watch_drop(const faults::actions::WatchDrop& action) {
-  Disposition d;
-  d.watch_filter = std::make_unique<WatchDropFilter>(action);
-  d.json_upstream = true;
-  return d;
+Disposition carry_out(const faults::actions::WatchDrop& action, const faults::Plan&) {
+  return filter_watch(std::make_unique<WatchDropFilter>(action));
 }
 
 }  // namespace faultline::proxy::actions

@@ -1,23 +1,14 @@
 // watch-reset: cut a watch stream after N events or after a time, whichever comes first, with a
-// RST or with a clean end of the chunked response.
-#include "faultline/proxy/disposition.hpp"
+// RST or with a clean end of the chunked response. The N-th event still reaches the client.
+#include "actions/watch_filter.hpp"
 
 namespace faultline::proxy::actions {
 namespace {
 
-class WatchResetFilter final : public WatchFilter {
+class WatchResetFilter final : public ActAfterEvents<faults::actions::WatchReset> {
  public:
-  explicit WatchResetFilter(faults::actions::WatchReset action) : action_(std::move(action)) {}
+  using ActAfterEvents::ActAfterEvents;
 
-  Step on_start() override {
-    if (action_.after_events && *action_.after_events == 0) return cut({});
-    return {};
-  }
-  Step on_event(std::string_view event) override {
-    ++seen_;
-    if (action_.after_events && seen_ >= *action_.after_events) return cut(event);
-    return pass(event);
-  }
   std::optional<std::chrono::milliseconds> deadline() const override { return action_.after; }
   End at_deadline() const override { return end_mode(); }
 
@@ -25,27 +16,17 @@ class WatchResetFilter final : public WatchFilter {
   End end_mode() const {
     return action_.mode == faults::actions::WatchReset::Mode::close ? End::clean : End::reset;
   }
-  // The N-th event still reaches the client; the stream ends right after it.
-  Step cut(std::string_view last_event) {
+  void act(Step& step) override {
     acted_ = true;
-    Step step;
-    if (!last_event.empty()) step.emit.emplace_back(last_event);
     step.end = end_mode();
-    return step;
   }
-
-  faults::actions::WatchReset action_;
-  std::uint64_t seen_ = 0;
 };
 
 }  // namespace
 
-Disposition watch_reset(const faults::actions::WatchReset& action) {
-  Disposition d;
-  d.watch_filter = std::make_unique<WatchResetFilter>(action);
+Disposition carry_out(const faults::actions::WatchReset& action, const faults::Plan&) {
   // Counting events needs framing; a pure time-based cut does not.
-  d.json_upstream = action.after_events.has_value();
-  return d;
+  return filter_watch(std::make_unique<WatchResetFilter>(action), action.after_events.has_value());
 }
 
 }  // namespace faultline::proxy::actions

@@ -159,6 +159,20 @@ TEST(WatchInject, DeletedCopyOfTheLastObjectWithoutDeletionTimestamp) {
   EXPECT_THAT(f.on_event(event("ADDED", "c")).emit, ElementsAre(event("ADDED", "c")));
 }
 
+TEST(WatchInject, WithNothingToInjectGivesUpOnceAndRelaysTheStreamUntouched) {
+  // After 0 events there is no last object and no template: nothing can be injected, and the fault
+  // does not fire later either, once objects have been seen.
+  fa::WatchInject inject;
+  inject.after_events = 0;
+  Disposition d = dispose(plan_with(inject));
+  auto& f = *d.watch_filter;
+  EXPECT_THAT(f.on_start().emit, IsEmpty());
+  EXPECT_FALSE(f.acted());
+  EXPECT_THAT(f.on_event(event("ADDED", "a")).emit, ElementsAre(event("ADDED", "a")));
+  EXPECT_THAT(f.on_event(event("ADDED", "b")).emit, ElementsAre(event("ADDED", "b")));
+  EXPECT_FALSE(f.acted());
+}
+
 TEST(WatchDrop, DropsOnlyTheListedTypesUpToCount) {
   fa::WatchDrop drop;
   drop.events = {"DELETED"};

@@ -1,6 +1,9 @@
 #pragma once
-// Every fault action, as one variant. Each alternative is a small value type in actions/; the
-// proxy carries them out. Scenario files name them by `type` (the registry below).
+// Every fault action, as one variant. Each alternative is a small value type in actions/ with its
+// `type` name (how scenario files name it), its static `parse` (reads its attributes) and, for
+// actions on a watch stream, `acts_on_watch = true`; the registry (action.cpp) is generated from
+// this variant. Adding an action: its header here and in the variant, its source in src/actions/
+// (built by glob), and how the proxy carries it out (proxy/src/actions/).
 
 #include <span>
 #include <string_view>

@@ -1,6 +1,7 @@
 #pragma once
-// How the relay carries out an engine Plan. Each fault action (proxy/src/actions/, one file each)
-// turns its part of the plan into a Disposition: a few primitive steps the session performs
+// How the relay carries out an engine Plan. dispose() turns the fault action of the plan into a
+// Disposition (proxy/src/actions/: dispose.cpp for the actions without state, a file for each
+// watch action and its WatchFilter): a few primitive steps the session performs
 // (answer locally, wait, forward, discard the answer, cut the connection, hang, filter the watch
 // stream). Pure values: no sockets here, so every action is testable on its own.
 
@@ -63,20 +64,5 @@ struct Disposition {
 
 // The disposition of `plan` (forward untouched when nothing fires).
 Disposition dispose(const faults::Plan& plan);
-
-// One function per action type (proxy/src/actions/<type>.cpp).
-namespace actions {
-Disposition respond(const faults::Plan& plan);
-Disposition reset();
-Disposition close();
-Disposition delay(const faults::Plan& plan);
-Disposition hang(const faults::actions::Hang& action);
-Disposition drop_response(const faults::actions::DropResponse& action);
-Disposition outage(const faults::actions::Outage& action);
-Disposition watch_reset(const faults::actions::WatchReset& action);
-Disposition watch_gone(const faults::actions::WatchGone& action);
-Disposition watch_inject(const faults::actions::WatchInject& action);
-Disposition watch_drop(const faults::actions::WatchDrop& action);
-}  // namespace actions
 
 }  // namespace faultline::proxy

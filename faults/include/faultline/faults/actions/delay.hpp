@@ -6,10 +6,13 @@
 
 #include "faultline/faults/duration.hpp"
 
+#include "faultline/faults/actions/reader.hpp"
+
 namespace faultline::faults::actions {
 
 struct Delay {
   static constexpr std::string_view type = "delay";
+  static Delay parse(detail::MapReader& reader);
   Duration latency{0};
   Duration jitter{0};
 

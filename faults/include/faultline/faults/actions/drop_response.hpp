@@ -4,10 +4,13 @@
 
 #include <string_view>
 
+#include "faultline/faults/actions/reader.hpp"
+
 namespace faultline::faults::actions {
 
 struct DropResponse {
   static constexpr std::string_view type = "drop-response";
+  static DropResponse parse(detail::MapReader& reader);
   enum class Then { reset, close, hang };
   Then then = Then::reset;  // what the client sees instead of the answer
 };

@@ -6,10 +6,13 @@
 
 #include "faultline/faults/duration.hpp"
 
+#include "faultline/faults/actions/reader.hpp"
+
 namespace faultline::faults::actions {
 
 struct Hang {
   static constexpr std::string_view type = "hang";
+  static Hang parse(detail::MapReader& reader);
   std::optional<Duration> duration;  // nullopt: until the client gives up
 };
 

@@ -6,10 +6,13 @@
 
 #include "faultline/faults/duration.hpp"
 
+#include "faultline/faults/actions/reader.hpp"
+
 namespace faultline::faults::actions {
 
 struct Outage {
   static constexpr std::string_view type = "outage";
+  static Outage parse(detail::MapReader& reader);
   enum class Mode {
     reset,      // reset live connections and new requests
     refuse,     // close the listener: new connections are refused, live ones reset

@@ -3,10 +3,13 @@
 
 #include <string_view>
 
+#include "faultline/faults/actions/reader.hpp"
+
 namespace faultline::faults::actions {
 
 struct Reset {
   static constexpr std::string_view type = "reset";
+  static Reset parse(detail::MapReader&) { return {}; }  // no attributes
 };
 
 }  // namespace faultline::faults::actions

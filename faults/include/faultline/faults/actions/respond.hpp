@@ -9,10 +9,13 @@
 #include "faultline/faults/request.hpp"
 #include "faultline/faults/status.hpp"
 
+#include "faultline/faults/actions/reader.hpp"
+
 namespace faultline::faults::actions {
 
 struct Respond {
   static constexpr std::string_view type = "respond";
+  static Respond parse(detail::MapReader& reader);
   int code = 500;                     // a final status, 200..599 (1xx are interim, rejected at load)
   std::string reason;                 // "" -> reason_for_code(code)
   std::string message;                // "" -> a message in kube-apiserver's wording for the code

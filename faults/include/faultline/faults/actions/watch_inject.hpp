@@ -9,10 +9,14 @@
 #include <string>
 #include <string_view>
 
+#include "faultline/faults/actions/reader.hpp"
+
 namespace faultline::faults::actions {
 
 struct WatchInject {
   static constexpr std::string_view type = "watch-inject";
+  static constexpr bool acts_on_watch = true;  // only applies to watch requests
+  static WatchInject parse(detail::MapReader& reader);
   std::string event = "DELETED";          // ADDED | MODIFIED | DELETED
   std::uint64_t after_events = 1;
   std::optional<std::string> object_json;  // the template, as compact JSON

@@ -7,10 +7,14 @@
 
 #include "faultline/faults/duration.hpp"
 
+#include "faultline/faults/actions/reader.hpp"
+
 namespace faultline::faults::actions {
 
 struct WatchReset {
   static constexpr std::string_view type = "watch-reset";
+  static constexpr bool acts_on_watch = true;  // only applies to watch requests
+  static WatchReset parse(detail::MapReader& reader);
   enum class Mode { reset, close };  // RST, or a clean end of the chunked stream
   std::optional<std::uint64_t> after_events;
   std::optional<Duration> after;
