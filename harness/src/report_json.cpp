@@ -45,6 +45,8 @@ std::string render_json(const Report& r) {
     json::array notes;
     for (const auto& n : r.notes) notes.emplace_back(n);
     double duration = std::chrono::duration<double>(r.finished - r.started).count();
+    json::object cluster{{"scheduler", r.scheduler}, {"versions", std::move(versions)}};
+    if (!r.yunikornBuild.empty()) cluster["yunikornBuild"] = json::parse(r.yunikornBuild);
     json::object doc{
         {"scenario", r.scenario},
         {"scenarioFile", r.scenarioFile},
@@ -54,7 +56,7 @@ std::string render_json(const Report& r) {
         {"started", format_time(r.started)},
         {"finished", format_time(r.finished)},
         {"durationSeconds", duration},
-        {"cluster", json::object{{"scheduler", r.scheduler}, {"versions", std::move(versions)}}},
+        {"cluster", std::move(cluster)},
         {"workload", json::object{{"nodes", r.nodes}, {"podsCreated", r.podsCreated},
                                   {"createRateAchieved", r.createRateAchieved}}},
         {"clientRetries", std::move(retries)},
