@@ -32,9 +32,10 @@ pinned=$(env -u YUNIKORN "$components" path)
 grep -aq "$marker" "$bin/yunikorn-scheduler" || fail "$bin/yunikorn-scheduler does not carry the marker of $checkout"
 ! grep -aq "$marker" "$pinned/yunikorn-scheduler" || fail "the pinned yunikorn-scheduler carries the marker"
 
-# go version -m: "dep <module> <version>" followed by "=> <replacement>" for a replaced module.
+# go version -m: "mod <module> <version>" (the module of the package built) or "dep ...", followed
+# by "=> <replacement>" for a replaced module.
 buildinfo=$(go version -m "$bin/yunikorn-scheduler")
-awk -v dir="$checkout" '$1 == "dep" { last = $2 } $1 == "=>" && last == "github.com/apache/yunikorn-k8shim" && $2 == dir { found = 1 }
+awk -v dir="$checkout" '$1 == "mod" || $1 == "dep" { last = $2 } $1 == "=>" && last == "github.com/apache/yunikorn-k8shim" && $2 == dir { found = 1 }
   END { exit !found }' <<<"$buildinfo" ||
   fail "the build info does not replace github.com/apache/yunikorn-k8shim with $checkout:"$'\n'"$buildinfo"
 
