@@ -40,8 +40,10 @@ awk -v dir="$checkout" '$1 == "mod" || $1 == "dep" { last = $2 } $1 == "=>" && l
   fail "the build info does not replace github.com/apache/yunikorn-k8shim with $checkout:"$'\n'"$buildinfo"
 
 info=$("$components" build-info)
-jq -e --arg d "$checkout" '.source == "dir" and .dir == $d and .module == "github.com/apache/yunikorn-k8shim"' <<<"$info" >/dev/null ||
-  fail "yunikorn-build.json does not name $checkout: $info"
+# The copy is no git checkout (it lies in the build tree of faultline's): no commit, no dirty flag.
+jq -e --arg d "$checkout" '.source == "dir" and .dir == $d and .module == "github.com/apache/yunikorn-k8shim"
+  and .commit == null and .dirty == null' <<<"$info" >/dev/null ||
+  fail "yunikorn-build.json does not name $checkout (without a commit): $info"
 [[ $(jq -r .binarySha256 <<<"$info") == $(sha256sum <"$bin/yunikorn-scheduler" | cut -d' ' -f1) ]] ||
   fail "yunikorn-build.json describes another binary than $bin/yunikorn-scheduler"
 
@@ -50,4 +52,10 @@ for b in etcd kube-apiserver kubectl kwok kube-scheduler; do
 done
 
 "$components" versions | grep -F "$checkout" | grep -q '^\*' || fail "scripts/components versions does not list $checkout as the selected variant"
+
+# The build is keyed by the content: one more line in a source file is a build not made yet.
+echo "// changed" >>"$checkout/pkg/cmd/shim/main.go"
+! "$components" path >/dev/null 2>&1 || fail "a changed $checkout still resolves to the binary built before the change"
+sed -i '$d' "$checkout/pkg/cmd/shim/main.go"
+[[ $("$components" path) == "$bin" ]] || fail "$checkout as it was built no longer resolves to $bin"
 echo "ok: $bin/yunikorn-scheduler built from $checkout"
