@@ -26,6 +26,13 @@ PODS      ?=
 RATE      ?=
 SEED      ?=
 OUT       ?=
+NO_EXPECT ?=
+# The YuniKorn under test (make chaos|soak|stack-up|components; scripts/components): empty or v1.9.0
+# for the pin, a yunikorn-k8shim checkout (YUNIKORN=~/src/yunikorn-k8shim), or patch:NAME (v1.9.0 plus
+# scripts/go/yunikorn/patches/NAME); YUNIKORN_CORE=DIR builds it with a yunikorn-core checkout.
+YUNIKORN      ?=
+YUNIKORN_CORE ?=
+export YUNIKORN YUNIKORN_CORE
 
 # Fuzzing (make fuzz / make fuzz-ci): Debian's clang 14 and its libFuzzer.
 FUZZ_CXX       ?= clang++-14
@@ -151,13 +158,13 @@ stack-status:
 chaos: build components
 	scripts/chaos --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
-	  $(if $(OUT),--out $(OUT))
+	  $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 
 RUNS ?= 10
 soak: build components
 	scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
-	  $(if $(OUT),--out $(OUT))
+	  $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 
 # faultline-proxy side by side with HAProxy, nginx and no proxy, HTTP/1.1 (wrk) and HTTP/2
 # (h2load), a pod GET and a pod list: rps, p99 and ratios to HAProxy (tests/bench/proxy/bench-peers).

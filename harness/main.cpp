@@ -1,5 +1,6 @@
 // faultline-harness: runs a scenario against a cluster and reports whether it came back consistent.
 #include <CLI/CLI.hpp>
+#include <boost/json.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -45,6 +46,22 @@ void default_from(std::string& value, const std::map<std::string, std::string>& 
     } else if (const char* v = std::getenv(key); v != nullptr) {
         value = v;
     }
+}
+
+// scripts/components' yunikorn-build.json (which YuniKorn build runs), checked to be a JSON object
+// of at most 64 KiB; report.json carries it as cluster.yunikornBuild.
+std::string read_yunikorn_build(const std::string& path) {
+    constexpr std::size_t max_bytes = 64 * 1024;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read the YuniKorn build info " + path);
+    std::string text(max_bytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes) throw std::runtime_error("YuniKorn build info " + path + " is over 64 KiB");
+    boost::system::error_code ec;
+    auto doc = boost::json::parse(text, ec);
+    if (ec || !doc.is_object()) throw std::runtime_error("YuniKorn build info " + path + " is not a JSON object");
+    return boost::json::serialize(doc);
 }
 
 // A live status line on a terminal; plain lines (final ones, and one every 5 s) otherwise.
@@ -161,7 +178,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
 
     std::string scenario_file, env_file, kubeconfig, context, scheduler, yunikorn_url, proxy_url, out_dir, expect;
-    std::string settle;
+    std::string settle, yunikorn_build;
     std::uint64_t nodes = 0;
     std::uint64_t pods = 0;
     std::uint64_t seed = 0;
@@ -176,6 +193,8 @@ int main(int argc, char** argv) {
     run->add_option("--context", context, "kubeconfig context (default: current)");
     run->add_option("--scheduler", scheduler, "yunikorn | kube-scheduler (default $FAULTLINE_SCHEDULER, else yunikorn)");
     run->add_option("--yunikorn-url", yunikorn_url, "YuniKorn REST API (default $FAULTLINE_YUNIKORN_URL)");
+    run->add_option("--yunikorn-build", yunikorn_build,
+                    "the YuniKorn build's yunikorn-build.json, recorded in report.json (default $FAULTLINE_YUNIKORN_BUILD)");
     run->add_option("--proxy-admin-url", proxy_url, "faultline-proxy admin API (default $FAULTLINE_PROXY_ADMIN_URL)");
     run->add_option("--out", out_dir, "report directory (default .run/reports/<scenario>-<time>)");
     run->add_option("--nodes", nodes, "override the number of KWOK nodes")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000}));
@@ -224,6 +243,8 @@ int main(int argc, char** argv) {
         default_from(yunikorn_url, env, "FAULTLINE_YUNIKORN_URL");
         default_from(proxy_url, env, "FAULTLINE_PROXY_ADMIN_URL");
         default_from(o.proxy_admin_token, env, "FAULTLINE_PROXY_ADMIN_TOKEN");
+        default_from(yunikorn_build, env, "FAULTLINE_YUNIKORN_BUILD");
+        if (!yunikorn_build.empty()) yunikorn_build = read_yunikorn_build(yunikorn_build);
     } catch (const std::exception& e) {
         std::cerr << "faultline-harness: " << e.what() << "\n";
         return 2;
@@ -266,6 +287,7 @@ int main(int argc, char** argv) {
     ConsoleProgress progress;
     fh::ProgressFn progress_fn = [&progress](const std::string& line, bool final) { progress(line, final); };
     fh::Report report = fh::run_scenario(o, *sc, text, progress_fn);
+    if (report.scheduler == "yunikorn") report.yunikorn_build = yunikorn_build;
     try {
         fh::write_reports(report, o.out_dir);
     } catch (const std::exception& e) {

@@ -109,6 +109,7 @@ std::string render_html(const Report& r) {
       << row({"binds through the proxy: succeeded / failed", opt(r.stats.binds_succeeded) + " / " +
                                                                opt(r.stats.binds_failed)});
     for (const auto& [k, v] : r.versions) h << row({"version: " + k, v});
+    if (!r.yunikorn_build.empty()) h << row({"YuniKorn build", r.yunikorn_build});
     for (const auto& [k, v] : r.client_retries) h << row({"harness retries: " + k, std::to_string(v)});
     h << "</table>\n<h2>Timeline</h2>\n" << timeline_svg(r);
     h << "<h2>Checks</h2>\n<table>\n<tr><th>check</th><th>expected</th><th>result</th><th>count</th><th>summary</th></tr>\n";

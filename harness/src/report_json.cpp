@@ -45,6 +45,8 @@ std::string render_json(const Report& r) {
     json::array notes;
     for (const auto& n : r.notes) notes.emplace_back(n);
     double duration = std::chrono::duration<double>(r.finished - r.started).count();
+    json::object cluster{{"scheduler", r.scheduler}, {"versions", std::move(versions)}};
+    if (!r.yunikorn_build.empty()) cluster["yunikornBuild"] = json::parse(r.yunikorn_build);
     json::object doc{
         {"scenario", r.scenario},
         {"scenarioFile", r.scenario_file},
@@ -54,7 +56,7 @@ std::string render_json(const Report& r) {
         {"started", net::format_rfc3339(r.started, 3)},
         {"finished", net::format_rfc3339(r.finished, 3)},
         {"durationSeconds", duration},
-        {"cluster", json::object{{"scheduler", r.scheduler}, {"versions", std::move(versions)}}},
+        {"cluster", std::move(cluster)},
         {"workload", json::object{{"nodes", r.nodes}, {"podsCreated", r.pods_created},
                                   {"createRateAchieved", r.create_rate_achieved}}},
         {"clientRetries", std::move(retries)},

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
@@ -58,7 +59,8 @@ struct ChaosRun {
     std::string context() const { return "chaos output:\n" + result.output + "\nreports in " + out.string(); }
 };
 
-ChaosRun chaos(const std::string& scenario, const std::string& scheduler) {
+// extra: more scripts/chaos options, e.g. the YuniKorn build under test.
+ChaosRun chaos(const std::string& scenario, const std::string& scheduler, const std::string& extra = "") {
     ChaosRun run;
     run.out = fs::temp_directory_path() / ("faultline-chaos-e2e-" + scenario + "-" + std::to_string(::getpid()));
     fs::remove_all(run.out);
@@ -68,7 +70,7 @@ ChaosRun chaos(const std::string& scenario, const std::string& scheduler) {
                           shell_quote(env_or("FAULTLINE_PROXY_BIN", kBinary / "proxy" / "faultline-proxy")) + " " +
                           shell_quote((kSource / "scripts" / "chaos").string()) + " --scenario " + shell_quote(scenario) +
                           " --scheduler " + scheduler + " --nodes " + kNodes + " --pods " + kPods + " --out " +
-                          shell_quote(run.out.string());
+                          shell_quote(run.out.string()) + extra;
     run.result = run_command(command);
     std::string text = slurp(run.out / "report.json");
     if (!text.empty()) {
@@ -147,6 +149,31 @@ TEST(ChaosE2E, YuniKornUnderThe3355FaultsStrandsPodsTheQueueStillBooks) {
     EXPECT_GT(run.stat("strandedPods"), 0) << run.context();
     EXPECT_GT(run.stat("phantomAllocations"), 0) << run.context();
     EXPECT_GT(run.stat("queueAllocatedPods"), run.stat("boundPods")) << run.context();
+}
+
+// The same reproduction, same seed and faults, on v1.9.0 plus the candidate fix
+// (scripts/go/yunikorn/patches/3355-revert-assignment), judged without the scenario's expectation:
+// the queue books no pod on a node it was never bound to, and report.json names the build.
+TEST(ChaosE2E, The3355CandidateFixLeavesNoPhantomAllocation) {
+    const std::string yunikorn = "patch:3355-revert-assignment";
+    CommandResult build = run_command("YUNIKORN=" + yunikorn + " " +
+                                      shell_quote((kSource / "scripts" / "components").string()) + " build");
+    ASSERT_EQ(build.exit_code, 0) << build.output;
+    ChaosRun run = chaos("yunikorn-3355-outage", "yunikorn", " --no-expect --yunikorn " + yunikorn);
+    ASSERT_FALSE(run.report.empty()) << run.context();
+    EXPECT_GT(run.fired("outage-mid-bind"), 0) << run.context();
+    EXPECT_GT(run.fired("relist-after-outage"), 0) << run.context();
+    EXPECT_EQ(run.stat("phantomAllocations"), 0) << run.context();
+    EXPECT_EQ(run.stat("queueAllocatedPods"), run.stat("boundPods")) << run.context();
+    const auto& checks = run.report.at("checks").as_array();
+    auto queue = std::find_if(checks.begin(), checks.end(),
+                              [](const json::value& c) { return c.at("name").as_string() == "queue-accounting"; });
+    ASSERT_NE(queue, checks.end()) << run.context();
+    EXPECT_EQ(queue->at("status").as_string(), "passed") << run.context();
+    const auto* build_info = run.report.at("cluster").as_object().if_contains("yunikornBuild");
+    ASSERT_NE(build_info, nullptr) << run.context();
+    EXPECT_EQ(build_info->at("yunikorn").as_string(), yunikorn) << run.context();
+    EXPECT_EQ(build_info->at("patches").as_array().size(), 2u) << run.context();
 }
 
 }  // namespace

@@ -101,6 +101,24 @@ TEST(ReportJson, CarriesTheDesignFields) {
     EXPECT_EQ(doc.at("stats").at("bindsFailed").to_number<std::int64_t>(), 1);
 }
 
+// scripts/components' yunikorn-build.json (passed by scripts/stack as FAULTLINE_YUNIKORN_BUILD) says
+// which YuniKorn build ran: report.json carries it as a JSON object, not as a string.
+TEST(ReportJson, RecordsTheYunikornBuild) {
+    auto report = report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"});
+    auto without = json::parse(render_json(report));
+    EXPECT_EQ(without.at("cluster").as_object().if_contains("yunikornBuild"), nullptr);
+    report.yunikorn_build =
+        R"({"yunikorn":"patch:3355-revert-assignment","module":"github.com/apache/yunikorn-k8shim","source":"patch",)"
+        R"("version":"v1.9.0","patches":["0001-tests.patch","0002-fix.patch"]})";
+    auto doc = json::parse(render_json(report));
+    const auto& build = doc.at("cluster").at("yunikornBuild");
+    EXPECT_EQ(build.at("yunikorn").as_string(), "patch:3355-revert-assignment");
+    EXPECT_EQ(build.at("version").as_string(), "v1.9.0");
+    ASSERT_EQ(build.at("patches").as_array().size(), 2u);
+    EXPECT_EQ(build.at("patches").at(1).as_string(), "0002-fix.patch");
+    EXPECT_NE(render_html(report).find("patch:3355-revert-assignment"), std::string::npos);
+}
+
 TEST(Junit, ExpectedViolationsArePassingTestcases) {
     std::string xml = render_junit(report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"}));
     EXPECT_NE(xml.find("failures=\"0\""), std::string::npos);

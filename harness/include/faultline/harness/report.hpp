@@ -47,6 +47,7 @@ struct Report {
     std::string error;  // why the run failed (verdict error)
     std::string scheduler;
     std::map<std::string, std::string> versions;
+    std::string yunikorn_build;  // scripts/components' yunikorn-build.json (a JSON object); empty: not known
     WallTime started{};
     WallTime finished{};
     std::int64_t nodes = 0;

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# YUNIKORN=DIR builds yunikorn-scheduler from DIR: a copy of the pinned k8shim source with a marker
+# in a log message of pkg/cmd/shim must give a binary that carries the marker, whose build info
+# replaces the k8shim module with DIR, while the other components stay the pinned ones.
+#
+#   yunikorn_dir_build.sh REPO WORK_DIR
+# WORK_DIR is kept between runs: the variant is keyed by the source's content and path, so a rerun
+# with nothing changed finds it built.
+set -euo pipefail
+
+repo=$1
+work=$2
+components=$repo/scripts/components
+marker=faultline-yunikorn-dir-build-marker
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+checkout=$work/yunikorn-k8shim
+rm -rf "$checkout"
+mkdir -p "$work"
+cp -r "$(env -u YUNIKORN -u YUNIKORN_CORE "$components" source)" "$checkout"
+chmod -R u+w "$checkout"
+sed -i "s/\"Starting scheduler\"/\"Starting scheduler ($marker)\"/" "$checkout/pkg/cmd/shim/main.go"
+grep -q "$marker" "$checkout/pkg/cmd/shim/main.go" || fail "could not place the marker in pkg/cmd/shim/main.go"
+
+export YUNIKORN=$checkout
+unset YUNIKORN_CORE
+nice "$components" build
+bin=$("$components" path)
+pinned=$(env -u YUNIKORN "$components" path)
+[[ $bin != "$pinned" ]] || fail "YUNIKORN=$checkout resolved to the pinned directory $pinned"
+
+grep -aq "$marker" "$bin/yunikorn-scheduler" || fail "$bin/yunikorn-scheduler does not carry the marker of $checkout"
+! grep -aq "$marker" "$pinned/yunikorn-scheduler" || fail "the pinned yunikorn-scheduler carries the marker"
+
+# go version -m: "mod <module> <version>" (the module of the package built) or "dep ...", followed
+# by "=> <replacement>" for a replaced module.
+buildinfo=$(go version -m "$bin/yunikorn-scheduler")
+awk -v dir="$checkout" '$1 == "mod" || $1 == "dep" { last = $2 } $1 == "=>" && last == "github.com/apache/yunikorn-k8shim" && $2 == dir { found = 1 }
+  END { exit !found }' <<<"$buildinfo" ||
+  fail "the build info does not replace github.com/apache/yunikorn-k8shim with $checkout:"$'\n'"$buildinfo"
+
+info=$("$components" build-info)
+# The copy is no git checkout (it lies in the build tree of faultline's): no commit, no dirty flag.
+jq -e --arg d "$checkout" '.source == "dir" and .dir == $d and .module == "github.com/apache/yunikorn-k8shim"
+  and .commit == null and .dirty == null' <<<"$info" >/dev/null ||
+  fail "yunikorn-build.json does not name $checkout (without a commit): $info"
+[[ $(jq -r .binarySha256 <<<"$info") == $(sha256sum <"$bin/yunikorn-scheduler" | cut -d' ' -f1) ]] ||
+  fail "yunikorn-build.json describes another binary than $bin/yunikorn-scheduler"
+
+for b in etcd kube-apiserver kubectl kwok kube-scheduler; do
+  [[ $(readlink -f "$bin/$b") == $(readlink -f "$pinned/$b") ]] || fail "$bin/$b is not the pinned $b"
+done
+
+"$components" versions | grep -F "$checkout" | grep -q '^\*' || fail "scripts/components versions does not list $checkout as the selected variant"
+
+# The build is keyed by the content: one more line in a source file is a build not made yet.
+echo "// changed" >>"$checkout/pkg/cmd/shim/main.go"
+! "$components" path >/dev/null 2>&1 || fail "a changed $checkout still resolves to the binary built before the change"
+sed -i '$d' "$checkout/pkg/cmd/shim/main.go"
+[[ $("$components" path) == "$bin" ]] || fail "$checkout as it was built no longer resolves to $bin"
+echo "ok: $bin/yunikorn-scheduler built from $checkout"
