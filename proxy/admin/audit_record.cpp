@@ -69,7 +69,7 @@ int get_status(const json::object& o, std::string_view key) {
 
 json::object to_json(const AuditRecord& r) {
   json::object o;
-  o.reserve(20);
+  o.reserve(21);
   o["seq"] = r.seq;
   o["ts"] = format_rfc3339_micros(r.ts);
   o["conn"] = r.conn;
@@ -90,6 +90,7 @@ json::object to_json(const AuditRecord& r) {
   o["bytesIn"] = r.bytesIn;
   o["bytesOut"] = r.bytesOut;
   o["durationUs"] = r.durationUs;
+  o["proto"] = text(r.proto);
   return o;
 }
 
@@ -128,6 +129,7 @@ AuditRecord audit_record_from_json(const json::value& value) {
   r.bytesIn = get_uint(o, "bytesIn");
   r.bytesOut = get_uint(o, "bytesOut");
   r.durationUs = get_uint(o, "durationUs");
+  if (o.contains("proto")) r.proto = get_string(o, "proto");  // absent in audit files before HTTP/2
   return r;
 }
 

@@ -14,6 +14,7 @@ void AuditingObserver::exchange_done(const proxy::ExchangeRecord& r) {
   a.ts = r.start;
   a.conn = r.conn;
   a.client = r.client;
+  a.proto = r.proto;
   a.userAgent = r.user_agent;
   a.method = r.method;
   a.path = admin::redact_path(r.target);

@@ -21,6 +21,7 @@
 #include "faultline/faults/request.hpp"
 #include "faultline/proxy/disposition.hpp"
 #include "faultline/proxy/observer.hpp"
+#include "exchange.hpp"
 #include "server_impl.hpp"
 
 namespace faultline::proxy {
@@ -72,17 +73,14 @@ struct Upstream {
 };
 
 // One request/response in flight.
-struct Exchange {
+struct Exchange : ExchangeCore {
   RequestParser parser;
-  faults::Request request;
-  faults::Plan plan;
-  Disposition disposition;
-  ExchangeRecord record;
-  std::chrono::steady_clock::time_point started;
   bool client_keep_alive = true;
   bool expects_continue = false;    // "Expect: 100-continue": the body comes only when asked for
   std::string upstream_failure;     // why upstream could not be reached (then the client gets 503)
 };
+
+class H2Connection;
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
@@ -97,6 +95,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void drain();
 
  private:
+  friend class H2Connection;  // an HTTP/2 connection (h2_session.cpp) runs on this session's socket
   enum class State { handshake, idle, busy, streaming };
 
   static asio::awaitable<void> run(std::shared_ptr<Session> self);
@@ -157,6 +156,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<TlsStream> client_;
   beast::flat_buffer client_buffer_;
   std::unique_ptr<Upstream> upstream_;
+  std::shared_ptr<H2Connection> h2_;  // set when ALPN chose h2
   std::vector<char> up_chunk_;    // request body bytes on their way upstream
   std::vector<char> down_chunk_;  // response body bytes on their way to the client
   State state_ = State::handshake;

@@ -25,6 +25,8 @@ actions::WatchReset parse_watch_reset(MapReader& reader);
 actions::WatchGone parse_watch_gone(MapReader& reader);
 actions::WatchInject parse_watch_inject(MapReader& reader);
 actions::WatchDrop parse_watch_drop(MapReader& reader);
+actions::GoAway parse_goaway(MapReader& reader);
+actions::Stall parse_stall(MapReader& reader);
 
 // A positive duration or nullopt (reporting "must be greater than 0").
 std::optional<Duration> positive_duration(MapReader& reader, std::string_view key, bool required = false);

@@ -20,7 +20,8 @@ const std::map<std::string_view, Parser>& registry() {
       entry(&parse_respond),     entry(&parse_reset),       entry(&parse_close),
       entry(&parse_delay),       entry(&parse_hang),        entry(&parse_drop_response),
       entry(&parse_outage),      entry(&parse_watch_reset), entry(&parse_watch_gone),
-      entry(&parse_watch_inject), entry(&parse_watch_drop),
+      entry(&parse_watch_inject), entry(&parse_watch_drop),  entry(&parse_goaway),
+      entry(&parse_stall),
   };
   return parsers;
 }

@@ -19,6 +19,8 @@ Disposition dispose(const faults::Plan& plan) {
     Disposition operator()(const fa::WatchGone& a) const { return actions::watch_gone(a); }
     Disposition operator()(const fa::WatchInject& a) const { return actions::watch_inject(a); }
     Disposition operator()(const fa::WatchDrop& a) const { return actions::watch_drop(a); }
+    Disposition operator()(const fa::GoAway& a) const { return actions::goaway(a); }
+    Disposition operator()(const fa::Stall& a) const { return actions::stall(a); }
   };
   return std::visit(Visitor{plan}, *plan.action);
 }

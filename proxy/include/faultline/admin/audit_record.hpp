@@ -36,6 +36,7 @@ struct AuditRecord {
   std::uint64_t bytesIn = 0;                    // request body bytes read from the client
   std::uint64_t bytesOut = 0;                   // response body bytes written to the client
   std::uint64_t durationUs = 0;
+  std::string proto = "h1";                    // "h1" or "h2" (the client's protocol)
 
   friend bool operator==(const AuditRecord&, const AuditRecord&) = default;
 };

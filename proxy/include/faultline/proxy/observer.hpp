@@ -16,6 +16,7 @@ struct ExchangeRecord {
   std::chrono::system_clock::time_point start;
   std::uint64_t conn = 0;       // proxy-assigned client connection id
   std::string client;           // "ip:port"
+  std::string proto = "h1";     // "h1" (HTTP/1.1) or "h2" (an HTTP/2 stream)
   std::string user_agent;
   std::string method;
   std::string target;           // as sent by the client (the audit log redacts query secrets)
