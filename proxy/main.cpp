@@ -53,7 +53,7 @@ struct Flags {
   std::size_t max_header_bytes = 1024 * 1024;
   std::size_t max_connections = 0;  // 0: derived from the open-files limit (default_max_connections)
   bool http1_only = false;
-  std::uint32_t h2_max_streams = 250;
+  std::uint32_t h2_max_streams = 100;  // what kube-apiserver advertises (SETTINGS_MAX_CONCURRENT_STREAMS)
 };
 
 void define_flags(CLI::App& app, Flags& f) {

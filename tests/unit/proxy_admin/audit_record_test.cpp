@@ -50,7 +50,7 @@ TEST(AuditRecord, JsonHasExactlyTheDesignKeysInDesignOrder) {
   const std::vector<std::string> design = {
       "seq",         "ts",        "conn",  "client", "userAgent", "method", "path",
       "verb",        "resource",  "subresource", "namespace", "name", "watch", "rule",
-      "action",      "status",    "upstreamStatus", "bytesIn", "bytesOut", "durationUs"};
+      "action",      "status",    "upstreamStatus", "bytesIn", "bytesOut", "durationUs", "proto"};
   EXPECT_EQ(keys, design);
 }
 
