@@ -48,6 +48,22 @@ std::string lower(std::string_view s) {
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
+// Appends what `session` has to send, up to about kWriteBatch bytes (nghttp2's pointers are valid
+// only until its next call, so the bytes are copied); false when nghttp2 failed (logged).
+bool collect_output(nghttp2_session* session, std::vector<uint8_t>& out, std::uint64_t conn) {
+  while (out.size() < kWriteBatch) {
+    const uint8_t* data = nullptr;
+    auto n = nghttp2_session_mem_send(session, &data);
+    if (n < 0) {
+      spdlog::warn("conn {}: h2: {}", conn, nghttp2_strerror(static_cast<int>(n)));
+      return false;
+    }
+    if (n == 0) break;
+    out.insert(out.end(), data, data + n);
+  }
+  return true;
+}
+
 }  // namespace
 
 struct H2Connection::Upstream {
@@ -229,22 +245,11 @@ asio::awaitable<void> H2Connection::client_writer() {
   std::vector<uint8_t> out;
   out.reserve(kWriteBatch);
   auto& client = *session_->client_;
-  for (bool failed = false; !failed;) {
+  for (;;) {
     client_write_pending_ = false;
     out.clear();
     if (closing_) break;
-    while (out.size() < kWriteBatch) {
-      const uint8_t* data = nullptr;
-      auto n = nghttp2_session_mem_send(client_, &data);
-      if (n < 0) {
-        spdlog::debug("conn {}: h2: {}", session_->id_, nghttp2_strerror(static_cast<int>(n)));
-        failed = true;
-        break;
-      }
-      if (n == 0) break;
-      out.insert(out.end(), data, data + n);
-    }
-    if (failed) break;
+    if (!collect_output(client_, out, session_->id_)) break;
     if (!out.empty()) {
       co_await session_->hold_while_blackholed();
       co_await hold_while_stalled();
@@ -732,22 +737,11 @@ asio::awaitable<void> H2Connection::upstream_reader(std::shared_ptr<Upstream> up
 asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up) {
   std::vector<uint8_t> out;
   out.reserve(kWriteBatch);
-  for (bool failed = false; !failed;) {
+  for (;;) {
     up->write_pending = false;
     out.clear();
     if (closing_) break;
-    while (out.size() < kWriteBatch) {
-      const uint8_t* data = nullptr;
-      auto n = nghttp2_session_mem_send(up->session, &data);
-      if (n < 0) {
-        spdlog::warn("conn {}: h2 upstream: {}", session_->id_, nghttp2_strerror(static_cast<int>(n)));
-        failed = true;
-        break;
-      }
-      if (n == 0) break;
-      out.insert(out.end(), data, data + n);
-    }
-    if (failed) break;
+    if (!collect_output(up->session, out, session_->id_)) break;
     if (!out.empty()) {
       co_await session_->hold_while_blackholed();
       if (closing_) break;
