@@ -54,6 +54,8 @@ struct Flags {
   double idle_timeout = 120;
   std::size_t max_header_bytes = 1024 * 1024;
   std::size_t max_connections = 0;  // 0: derived from the open-files limit (default_max_connections)
+  bool http1_only = false;
+  std::uint32_t h2_max_streams = 100;  // what kube-apiserver advertises (SETTINGS_MAX_CONCURRENT_STREAMS)
 };
 
 void define_flags(CLI::App& app, Flags& f) {
@@ -107,6 +109,13 @@ void define_flags(CLI::App& app, Flags& f) {
                  "client connections open at once; more are closed right after accept (default: 4096, or "
                  "(open-files limit - 64) / 2 when that is lower)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
+  app.add_flag("--http1-only", f.http1_only,
+               "offer only http/1.1 in ALPN (the HTTP/1.1 mode); by default h2 is offered too and the upstream "
+               "connection of an HTTP/2 client speaks h2");
+  app.add_option("--h2-max-streams", f.h2_max_streams,
+                 "concurrent streams per HTTP/2 client connection (SETTINGS_MAX_CONCURRENT_STREAMS)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{10000}));
   app.get_option("--ca-cert")->needs("--ca-key");
   app.get_option("--ca-key")->needs("--ca-cert");
   app.get_option("--ca-out")->excludes("--ca-cert");
@@ -235,6 +244,8 @@ int run(const Flags& f) {
   options.idle_timeout = seconds(f.idle_timeout);
   options.header_limit = f.max_header_bytes;
   options.max_connections = f.max_connections > 0 ? f.max_connections : default_max_connections(open_files);
+  options.http2 = !f.http1_only;
+  options.h2_max_streams = f.h2_max_streams;
 
   boost::asio::io_context ioc;
   admin::AuditFlusher audit_flusher(ioc, audit);

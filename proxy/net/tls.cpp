@@ -24,23 +24,23 @@ std::string openssl_error() {
 
 namespace {
 
-constexpr unsigned char kHttp11[] = {'h', 't', 't', 'p', '/', '1', '.', '1'};
+// ALPN protocol lists in wire format (length-prefixed names).
+constexpr unsigned char kAlpnHttp11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+constexpr unsigned char kAlpnH2Http11[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+constexpr unsigned char kAlpnH2[] = {2, 'h', '2'};
 
-// Picks http/1.1 from the client's ALPN list; with no http/1.1 offered, no ALPN is negotiated
-// (the client then speaks HTTP/1.1 by default).
-int select_http11(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
-                  unsigned int inlen, void*) {
-  for (unsigned int i = 0; i < inlen;) {
-    unsigned int len = in[i];
-    if (i + 1 + len > inlen) break;
-    if (len == sizeof kHttp11 && std::memcmp(in + i + 1, kHttp11, len) == 0) {
-      *out = in + i + 1;
-      *outlen = static_cast<unsigned char>(len);
-      return SSL_TLSEXT_ERR_OK;
-    }
-    i += 1 + len;
+// Picks the first of the server's protocols (`arg`: a wire-format list) that the client offers;
+// with none in common, no ALPN is negotiated (the client then speaks HTTP/1.1 by default).
+int select_protocol(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+                    unsigned int inlen, void* arg) {
+  const auto* ours = static_cast<const unsigned char*>(arg);
+  unsigned int ours_len = ours == kAlpnH2Http11 ? sizeof kAlpnH2Http11 : sizeof kAlpnHttp11;
+  unsigned char* selected = nullptr;
+  if (SSL_select_next_proto(&selected, outlen, ours, ours_len, in, inlen) != OPENSSL_NPN_NEGOTIATED) {
+    return SSL_TLSEXT_ERR_NOACK;
   }
-  return SSL_TLSEXT_ERR_NOACK;
+  *out = selected;
+  return SSL_TLSEXT_ERR_OK;
 }
 
 void modern_protocols_only(ssl::context& ctx) {
@@ -61,15 +61,17 @@ void use_identity(ssl::context& ctx, const std::string& cert_pem, const std::str
 
 }  // namespace
 
-ssl::context make_server_context(const CertifiedKey& serving) {
+ssl::context make_server_context(const CertifiedKey& serving, bool offer_h2) {
   ssl::context ctx(ssl::context::tls_server);
   modern_protocols_only(ctx);
   use_identity(ctx, serving.cert_pem, serving.key_pem, "serving identity");
-  SSL_CTX_set_alpn_select_cb(ctx.native_handle(), select_http11, nullptr);
+  // The callback's argument is one of the static lists above (it outlives every context).
+  auto* ours = const_cast<unsigned char*>(offer_h2 ? kAlpnH2Http11 : kAlpnHttp11);
+  SSL_CTX_set_alpn_select_cb(ctx.native_handle(), select_protocol, ours);
   return ctx;
 }
 
-ssl::context make_client_context(const ClientTlsOptions& options) {
+ssl::context make_client_context(const ClientTlsOptions& options, Alpn alpn) {
   ssl::context ctx(ssl::context::tls_client);
   modern_protocols_only(ctx);
   if (options.insecure_skip_verify) {
@@ -90,9 +92,19 @@ ssl::context make_client_context(const ClientTlsOptions& options) {
   if (!options.client_cert_pem.empty()) {
     use_identity(ctx, options.client_cert_pem, options.client_key_pem, "client identity");
   }
-  static constexpr unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-  SSL_CTX_set_alpn_protos(ctx.native_handle(), alpn, sizeof alpn);
+  if (alpn == Alpn::h2) {
+    SSL_CTX_set_alpn_protos(ctx.native_handle(), kAlpnH2, sizeof kAlpnH2);
+  } else {
+    SSL_CTX_set_alpn_protos(ctx.native_handle(), kAlpnHttp11, sizeof kAlpnHttp11);
+  }
   return ctx;
+}
+
+std::string alpn_selected(const SSL* ssl_handle) {
+  const unsigned char* data = nullptr;
+  unsigned int len = 0;
+  SSL_get0_alpn_selected(ssl_handle, &data, &len);
+  return data ? std::string(reinterpret_cast<const char*>(data), len) : std::string();
 }
 
 void prepare_client_ssl(SSL* ssl_handle, const std::string& host, bool verify) {

@@ -31,7 +31,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   const faults::Clock& clock;
   Observer* const observer;
   boost::asio::ssl::context server_tls;
-  boost::asio::ssl::context upstream_tls;
+  boost::asio::ssl::context upstream_tls;     // ALPN http/1.1
+  boost::asio::ssl::context upstream_tls_h2;  // ALPN h2 (for HTTP/2 clients)
 
   // Listener (touched only on `listener_strand`).
   boost::asio::strand<boost::asio::io_context::executor_type> listener_strand;

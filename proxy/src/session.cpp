@@ -2,6 +2,10 @@
 // answer locally, wait, hang, cut (RST or FIN).
 #include "session.hpp"
 
+#include "faultline/net/tls.hpp"
+#include "h2_session.hpp"
+
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -32,32 +36,6 @@ std::string endpoint_text(const tcp::socket& socket) {
   auto address = ep.address().to_string();
   return (ep.address().is_v6() ? "[" + address + "]" : address) + ":" + std::to_string(ep.port());
 }
-
-// Headers the engine may match on: everything except credentials.
-std::vector<faults::Header> matchable_headers(const http::fields& fields) {
-  std::vector<faults::Header> out;
-  for (const auto& field : fields) {
-    if (field.name() == http::field::authorization || field.name() == http::field::proxy_authorization) continue;
-    out.push_back({std::string(field.name_string()), std::string(field.value())});
-  }
-  return out;
-}
-
-void fill_classification(audit::Record& record, const faults::Request& request) {
-  record.method = request.method;
-  record.path = audit::redact_path(request.target);
-  record.user_agent = request.user_agent;
-  record.verb = request.info.verb;
-  record.resource = request.info.resource;
-  if (!request.info.api_group.empty() && !record.resource.empty()) record.resource += "." + request.info.api_group;
-  record.subresource = request.info.subresource;
-  record.namespace_ = request.info.namespace_;
-  record.name = request.info.name;
-  record.watch = request.info.is_watch();
-}
-
-// The path part of a target, for logs (a query may carry anything).
-std::string_view path_only(std::string_view target) { return target.substr(0, target.find('?')); }
 
 }  // namespace
 
@@ -94,6 +72,14 @@ asio::awaitable<void> Session::serve() {
   auto [ec] = co_await client_->async_handshake(asio::ssl::stream_base::server, use_tuple);
   if (ec) {
     spdlog::debug("conn {} ({}): TLS handshake failed: {}", id_, peer_, ec.message());
+    co_return;
+  }
+  if (options_.http2 && net::alpn_selected(client_->native_handle()) == "h2") {
+    state_ = State::streaming;
+    h2_ = std::make_shared<H2Connection>(shared_from_this());
+    co_await H2Connection::run(h2_);
+    h2_.reset();  // it holds this session
+    if (!cut_) co_await close_gracefully();
     co_return;
   }
   bool first = true;
@@ -158,24 +144,11 @@ asio::awaitable<bool> Session::serve_request() {
     co_return false;
   }
   single_content_length(ex.parser);
-  ex.started = std::chrono::steady_clock::now();
-  ex.record.ts = std::chrono::system_clock::now();
-  ex.record.conn = id_;
-  ex.record.client = peer_;
-  ex.record.proto = "h1";
   ex.client_keep_alive = req.keep_alive();
   ex.expects_continue = beast::iequals(req[http::field::expect], "100-continue");
-  ex.request = faults::make_request(std::string(req.method_string()), std::string(req.target()),
-                                    matchable_headers(req.base()));
-  fill_classification(ex.record, ex.request);
-  ex.plan = server_->engine.decide(ex.request, server_->clock.now());
-  ex.disposition = dispose(ex.plan);
-  if (ex.plan.fires()) {
-    ex.record.rule = ex.plan.rule;
-    ex.record.action = std::string(faults::action_type(*ex.plan.action));
-    spdlog::info("conn {}: rule '{}' fires {} on {} {}", id_, ex.plan.rule, *ex.record.action, ex.request.method,
-                 path_only(ex.request.target));
-  }
+  std::vector<faults::Header> headers;
+  for (const auto& field : req.base()) add_matchable_header(headers, field.name_string(), field.value());
+  begin_exchange(*server_, ex, id_, peer_, "h1", req.method_string(), req.target(), std::move(headers));
   bool keep_going = false;
   try {
     keep_going = co_await carry_out(ex);
@@ -191,6 +164,10 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
   Disposition& d = ex.disposition;
   if (d.outage) server_->enforce_outage();
   if (d.wait_before.count() > 0) co_await sleep(d.wait_before);
+  // One request at a time: while this one waits, the connection sends and reads nothing.
+  if (d.stall_for) co_await sleep(*d.stall_for);
+  // goaway over HTTP/1.1: graceful answers with Connection: close (abrupt is a close).
+  if (d.goaway && d.goaway->graceful) ex.client_keep_alive = false;
   // A client waiting for "100 Continue" sends no body unless forwarded: do not wait for it.
   bool body_withheld = ex.expects_continue;
   if (body_withheld && !d.forward) ex.client_keep_alive = false;
@@ -218,19 +195,8 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
   co_return false;
 }
 
-asio::awaitable<void> Session::write_local_response(Exchange& ex, const faults::HttpResponse& response) {
-  if (response.code < 200 || response.code > 599) {
-    // An interim (1xx) code cannot end an exchange: the client would wait for the final answer.
-    spdlog::error("conn {}: rule '{}' answers {}, which is not a final status; answering 500", id_, ex.plan.rule,
-                  response.code);
-    faults::Status status;
-    status.code = 500;
-    status.reason = "InternalError";
-    status.message = "faultline-proxy: rule '" + ex.plan.rule + "' answers " + std::to_string(response.code) +
-                     ", which is not a final HTTP status";
-    co_await write_local_response(ex, faults::status_response(status));
-    co_return;
-  }
+asio::awaitable<void> Session::write_local_response(Exchange& ex, const faults::HttpResponse& requested) {
+  const faults::HttpResponse response = final_local_response(ex, requested, id_);
   http::response<http::string_body> res{static_cast<http::status>(response.code), 11};
   for (const auto& header : response.headers) res.set(header.name, header.value);
   res.keep_alive(ex.client_keep_alive && !draining_);
@@ -281,16 +247,13 @@ asio::awaitable<void> Session::discard_request_body(Exchange& ex) {
 // behind a load balancer would answer, a 503 with a Kubernetes Status, instead of a dropped
 // connection. The message names the upstream and the failed step; no credentials are involved.
 asio::awaitable<void> Session::answer_upstream_unreachable(Exchange& ex) {
-  const std::string upstream = options_.upstream.endpoint.to_string();
-  spdlog::warn("conn {}: upstream {} unreachable ({}); answering 503 to {} {}", id_, upstream, ex.upstream_failure,
-               ex.request.method, path_only(ex.request.target));
-  faults::Status status;
-  status.code = 503;
-  status.reason = "ServiceUnavailable";
-  status.message = "faultline-proxy: the upstream apiserver " + upstream + " is unreachable: " + ex.upstream_failure;
+  spdlog::warn("conn {}: upstream {} unreachable ({}); answering 503 to {} {}", id_,
+               options_.upstream.endpoint.to_string(), ex.upstream_failure, ex.request.method,
+               path_only(ex.request.target));
   if (ex.expects_continue) ex.client_keep_alive = false;  // its body was never asked for
   else co_await discard_request_body(ex);
-  co_await write_local_response(ex, faults::status_response(status));
+  const faults::HttpResponse answer = upstream_unreachable_response(options_, ex.upstream_failure);
+  co_await write_local_response(ex, answer);
 }
 
 // Upstream answered with something that is not a valid HTTP response (a bad status line, an
@@ -300,14 +263,10 @@ asio::awaitable<void> Session::answer_upstream_unreachable(Exchange& ex) {
 // request was read completely, so its connection can carry the next request.
 asio::awaitable<void> Session::answer_bad_gateway(Exchange& ex, const std::string& why) {
   close_upstream();
-  const std::string upstream = options_.upstream.endpoint.to_string();
-  spdlog::warn("conn {}: upstream {} sent an invalid response ({}); answering 502 to {} {}", id_, upstream, why,
-               ex.request.method, path_only(ex.request.target));
-  faults::Status status;
-  status.code = 502;
-  status.reason = std::string(faults::reason_for_code(502));
-  status.message = "faultline-proxy: the upstream apiserver " + upstream + " sent an invalid response: " + why;
-  co_await write_local_response(ex, faults::status_response(status));
+  spdlog::warn("conn {}: upstream {} sent an invalid response ({}); answering 502 to {} {}", id_,
+               options_.upstream.endpoint.to_string(), why, ex.request.method, path_only(ex.request.target));
+  const faults::HttpResponse answer = bad_gateway_response(options_, why);
+  co_await write_local_response(ex, answer);
 }
 
 // Blackhole outage: open connections relay nothing, in either direction, until the outage is over
@@ -393,6 +352,7 @@ void Session::cut_now(Cut how) {
     socket.shutdown(tcp::socket::shutdown_both, ec);  // FIN
   }
   client_tcp().close();
+  if (h2_) h2_->cut();
   // Close the upstream socket but keep the Upstream object: cut_now also runs from outside the
   // exchange (an outage resetting every live connection) while a coroutine is suspended on that
   // stream holding references into it. It wakes with operation_aborted and ends the session;
@@ -414,20 +374,15 @@ void Session::abort(Cut how) {
 void Session::drain() {
   asio::post(executor_, [self = shared_from_this()] {
     self->draining_ = true;
+    if (self->h2_) {
+      self->h2_->drain();
+      return;
+    }
     if (self->state_ == State::idle || self->state_ == State::handshake) self->cut_now(Cut::close);
     if (self->state_ == State::streaming) self->cut_now(Cut::close);
   });
 }
 
-void Session::finish(Exchange& ex) {
-  ex.record.duration = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ex.started);
-  if (ex.disposition.watch_filter && !ex.disposition.watch_filter->acted()) {
-    spdlog::warn("conn {}: rule '{}' ({}) planned but the watch stream ended before it acted", id_, ex.plan.rule,
-                 ex.record.action.value_or(""));
-  }
-  spdlog::debug("conn {}: {} {} -> {} ({} us)", id_, ex.record.method, path_only(ex.record.path), ex.record.status,
-                ex.record.duration.count());
-  if (server_->observer) server_->observer->exchange_done(ex.record, ex.upstream_latency);
-}
+void Session::finish(Exchange& ex) { finish_exchange(*server_, ex, id_); }
 
 }  // namespace faultline::proxy

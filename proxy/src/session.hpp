@@ -21,6 +21,7 @@
 #include "faultline/faults/request.hpp"
 #include "faultline/proxy/disposition.hpp"
 #include "faultline/proxy/observer.hpp"
+#include "exchange.hpp"
 #include "server_impl.hpp"
 
 namespace faultline::proxy {
@@ -91,18 +92,14 @@ struct Upstream {
 };
 
 // One request/response in flight.
-struct Exchange {
+struct Exchange : ExchangeCore {
   RequestParser parser;
-  faults::Request request;
-  faults::Plan plan;
-  Disposition disposition;
-  audit::Record record;
-  std::chrono::steady_clock::time_point started;
-  std::optional<std::chrono::nanoseconds> upstream_latency;  // request sent -> response header
   bool client_keep_alive = true;
   bool expects_continue = false;    // "Expect: 100-continue": the body comes only when asked for
   std::string upstream_failure;     // why upstream could not be reached (then the client gets 503)
 };
+
+class H2Connection;
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
@@ -117,6 +114,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void drain();
 
  private:
+  friend class H2Connection;  // an HTTP/2 connection (h2_session.cpp) runs on this session's socket
   enum class State { handshake, idle, busy, streaming };
 
   static asio::awaitable<void> run(std::shared_ptr<Session> self);
@@ -177,6 +175,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<TlsStream> client_;
   beast::flat_buffer client_buffer_;
   std::unique_ptr<Upstream> upstream_;
+  std::shared_ptr<H2Connection> h2_;  // set when ALPN chose h2
   RelayBuffer up_chunk_;         // request body bytes on their way upstream
   RelayBuffer down_chunk_;      // response body bytes on their way to the client
   State state_ = State::handshake;

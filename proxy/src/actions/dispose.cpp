@@ -79,6 +79,28 @@ static Disposition carry_out(const fa::Outage& action, const faults::Plan&) {
   return d;
 }
 
+// End the client's connection the HTTP/2 way. Graceful: GOAWAY naming this stream as the last one
+// taken, which is forwarded (HTTP/1.1: forwarded, answered with Connection: close). Abrupt: the
+// connection ends at once, this request unanswered.
+static Disposition carry_out(const fa::GoAway& action, const faults::Plan&) {
+  Disposition d;
+  const bool graceful = action.mode == fa::GoAway::Mode::graceful;
+  d.goaway = Disposition::GoAway{graceful, action.error_code};
+  if (!graceful) {
+    d.forward = false;
+    d.cut = Cut::close;
+  }
+  return d;
+}
+
+// The client's connection sends and reads nothing for the duration, then the request is forwarded
+// (HTTP/2: no frames, no PING ACKs; HTTP/1.1: the one request waits, as with delay).
+static Disposition carry_out(const fa::Stall& action, const faults::Plan&) {
+  Disposition d;
+  d.stall_for = action.duration;
+  return d;
+}
+
 }  // namespace actions
 
 Disposition dispose(const faults::Plan& plan) {

@@ -40,7 +40,7 @@ const BadFile bad_files[] = {
     {"zero-node-count.yaml", {"6:18: workload.nodes.count: must be greater than 0, got 0"}},
     {"unknown-action-type.yaml",
      {R"(7:20: faults[0].action.type: unknown action type "explode" (known: respond, reset, close, delay, hang, )"
-      R"(drop-response, outage, watch-reset, watch-gone, watch-inject, watch-drop))"}},
+      R"(drop-response, outage, watch-reset, watch-gone, watch-inject, watch-drop, goaway, stall))"}},
     {"unknown-invariant.yaml",
      {R"(6:28: checks.invariants[1]: unknown invariant "pods-happy" (known: pods-bound, queue-accounting, )"
       R"(no-orphan-allocations, no-unexpected-deletes, bound-to-live-node))"}},

@@ -23,9 +23,9 @@ struct HandshakeResult {
 // Runs one handshake: a server with `serving` on a loopback port, a client with `client_options`
 // expecting the peer to be `host`, offering `client_alpn` (wire format).
 HandshakeResult handshake(const CertifiedKey& serving, const ClientTlsOptions& client_options, const std::string& host,
-                          const std::string& client_alpn = std::string("\x08http/1.1", 9)) {
+                          const std::string& client_alpn = std::string("\x08http/1.1", 9), bool offer_h2 = false) {
   asio::io_context io;
-  auto server_ctx = make_server_context(serving);
+  auto server_ctx = make_server_context(serving, offer_h2);
   auto client_ctx = make_client_context(client_options);
   SSL_CTX_set_alpn_protos(client_ctx.native_handle(), reinterpret_cast<const unsigned char*>(client_alpn.data()),
                           static_cast<unsigned>(client_alpn.size()));
@@ -87,6 +87,18 @@ TEST_F(Tls, ServerNeverAgreesToHttp2) {
   auto both = handshake(serving_, trusting(ca_.cert_pem), "127.0.0.1", std::string("\x02h2\x08http/1.1", 12));
   EXPECT_TRUE(both.ok) << both.error;
   EXPECT_EQ(both.alpn, "http/1.1");
+}
+
+TEST_F(Tls, ServerOfferingH2PicksItWhenTheClientOffersIt) {
+  const auto trust = trusting(ca_.cert_pem);
+  auto both = handshake(serving_, trust, "127.0.0.1", std::string("\x08http/1.1\x02h2", 12), true);
+  EXPECT_TRUE(both.ok) << both.error;
+  EXPECT_EQ(both.alpn, "h2");
+  auto h1 = handshake(serving_, trust, "127.0.0.1", std::string("\x08http/1.1", 9), true);
+  EXPECT_EQ(h1.alpn, "http/1.1");
+  auto other = handshake(serving_, trust, "127.0.0.1", std::string("\x08spdy/3.1", 9), true);
+  EXPECT_TRUE(other.ok) << other.error;
+  EXPECT_EQ(other.alpn, "");
 }
 
 TEST_F(Tls, WrongCaOrWrongHostFailsUnlessInsecure) {

@@ -12,10 +12,12 @@
 #include "faultline/faults/actions/close.hpp"
 #include "faultline/faults/actions/delay.hpp"
 #include "faultline/faults/actions/drop_response.hpp"
+#include "faultline/faults/actions/goaway.hpp"
 #include "faultline/faults/actions/hang.hpp"
 #include "faultline/faults/actions/outage.hpp"
 #include "faultline/faults/actions/reset.hpp"
 #include "faultline/faults/actions/respond.hpp"
+#include "faultline/faults/actions/stall.hpp"
 #include "faultline/faults/actions/watch_drop.hpp"
 #include "faultline/faults/actions/watch_gone.hpp"
 #include "faultline/faults/actions/watch_inject.hpp"
@@ -26,7 +28,7 @@ namespace faultline::faults {
 using Action = std::variant<actions::Respond, actions::Reset, actions::Close, actions::Delay,
                             actions::Hang, actions::DropResponse, actions::Outage,
                             actions::WatchReset, actions::WatchGone, actions::WatchInject,
-                            actions::WatchDrop>;
+                            actions::WatchDrop, actions::GoAway, actions::Stall>;
 
 // The `type` name of the action ("respond", "watch-reset", ...).
 std::string_view action_type(const Action& action);

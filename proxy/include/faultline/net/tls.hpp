@@ -11,9 +11,9 @@
 namespace faultline::net {
 
 // Serving side: TLS 1.2+, the given certificate (optionally followed by chain certificates in the
-// same PEM) and key; ALPN answers http/1.1 and nothing else, so HTTP/2-capable clients (client-go)
-// fall back to HTTP/1.1.
-boost::asio::ssl::context make_server_context(const CertifiedKey& serving);
+// same PEM) and key. ALPN picks h2 when the client offers it and `offer_h2` is set, else
+// http/1.1 (with `offer_h2` false, HTTP/2-capable clients such as client-go fall back to HTTP/1.1).
+boost::asio::ssl::context make_server_context(const CertifiedKey& serving, bool offer_h2 = false);
 
 // Client side (towards kube-apiserver). Peer verification is on unless `insecure_skip_verify` is
 // set explicitly; `ca_pem` empty means the system trust store.
@@ -23,7 +23,13 @@ struct ClientTlsOptions {
   std::string client_cert_pem;  // optional client identity (both or neither)
   std::string client_key_pem;
 };
-boost::asio::ssl::context make_client_context(const ClientTlsOptions& options);
+// ALPN the client side offers: http/1.1 only, or h2 only (the proxy's upstream connection for an
+// HTTP/2 client, so the apiserver sees the protocol the client chose).
+enum class Alpn { http11, h2 };
+boost::asio::ssl::context make_client_context(const ClientTlsOptions& options, Alpn alpn = Alpn::http11);
+
+// The protocol ALPN selected on an established connection ("" when none).
+std::string alpn_selected(const SSL* ssl);
 
 // Per-connection setup of a client stream before the handshake: SNI (DNS names only, as RFC 6066
 // asks) and host name / IP verification against `host`. Throws on OpenSSL failure.

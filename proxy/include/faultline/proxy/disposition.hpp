@@ -60,6 +60,16 @@ struct Disposition {
   // listener) until `outage_for` from now.
   std::optional<faults::actions::Outage::Mode> outage;
   std::chrono::milliseconds outage_for{0};
+  // End the client connection (goaway): HTTP/2 sends GOAWAY with this error code; graceful lets
+  // this request and those before it finish, abrupt ends the connection at once.
+  struct GoAway {
+    bool graceful = true;
+    std::uint32_t error_code = 0;  // HTTP/2 error code (0 NO_ERROR)
+  };
+  std::optional<GoAway> goaway;
+  // Stall the client connection (stall): it stays open but sends and reads nothing (over HTTP/2
+  // not even PING ACKs) for this long; then it carries on.
+  std::optional<std::chrono::milliseconds> stall_for;
 };
 
 // The disposition of `plan` (forward untouched when nothing fires).

@@ -44,6 +44,14 @@ struct ServerOptions {
   std::size_t relay_buffer = 64 * 1024;             // bytes per direction per connection
   // Client connections open at once; a connection beyond it is closed right after accept.
   std::size_t max_connections = 4096;
+  // HTTP/2: ALPN offers h2 (then the upstream connection of that client speaks h2 too); false
+  // offers http/1.1 only (--http1-only, the HTTP/1.1 mode).
+  bool http2 = true;
+  // Concurrent streams per HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS; Go's and so
+  // kube-apiserver's default is 250) and the flow-control window per stream. Each stream holds
+  // at most one window of bytes per direction in the proxy, a connection at most streams x window.
+  std::uint32_t h2_max_streams = 250;
+  std::uint32_t h2_stream_window = 64 * 1024;
 };
 
 class Server {

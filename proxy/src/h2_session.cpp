@@ -1,0 +1,1064 @@
+// HTTP/2 relay of one client connection (see h2_session.hpp).
+#include "h2_session.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "faultline/net/tls.hpp"
+#include "faultline/proxy/headers.hpp"
+#include "session.hpp"
+
+namespace faultline::proxy {
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+using namespace asio::experimental::awaitable_operators;
+
+// Largest upstream response header list (as for HTTP/1.1: kube-apiserver's are a few hundred
+// bytes, its Warning headers are capped at 4 KiB in total).
+constexpr std::size_t kResponseHeaderLimit = 16 * 1024;
+// Bytes collected from nghttp2 before one socket write, and read from a socket at once.
+constexpr std::size_t kWriteBatch = 64 * 1024;
+constexpr std::size_t kReadChunk = 16 * 1024;
+
+std::string_view view(const uint8_t* data, size_t len) { return {reinterpret_cast<const char*>(data), len}; }
+
+nghttp2_nv make_nv(const std::string& name, const std::string& value) {
+  return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
+          NGHTTP2_NV_FLAG_NONE};
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+// Appends what `session` has to send, up to about kWriteBatch bytes (nghttp2's pointers are valid
+// only until its next call, so the bytes are copied); false when nghttp2 failed (logged).
+bool collect_output(nghttp2_session* session, std::vector<uint8_t>& out, std::uint64_t conn) {
+  while (out.size() < kWriteBatch) {
+    const uint8_t* data = nullptr;
+    auto n = nghttp2_session_mem_send(session, &data);
+    if (n < 0) {
+      spdlog::warn("conn {}: h2: {}", conn, nghttp2_strerror(static_cast<int>(n)));
+      return false;
+    }
+    if (n == 0) break;
+    out.insert(out.end(), data, data + n);
+  }
+  return true;
+}
+
+}  // namespace
+
+struct H2Connection::Upstream {
+  Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls)
+      : stream(executor, tls), wake(executor) {}
+  ~Upstream() {
+    if (session) nghttp2_session_del(session);
+  }
+  H2Connection* conn = nullptr;
+  TlsStream stream;
+  nghttp2_session* session = nullptr;
+  std::map<int32_t, int32_t> to_client;  // upstream stream id -> client stream id
+  std::vector<int32_t> waiting;          // client streams waiting for the connection
+  asio::steady_timer wake;
+  bool write_pending = false;
+  bool ready = false;  // connected, session made: streams can be submitted
+  bool done = false;   // ended (or failed): no new streams
+};
+
+struct H2Connection::Stream {
+  int32_t id = 0;
+  // The request as received.
+  std::string method, path, authority, scheme;
+  HeaderList headers;  // regular fields, lower-case names
+  std::size_t header_bytes = 0;
+  bool header_too_large = false;
+  bool started = false;         // classified and decided
+  bool request_ended = false;   // END_STREAM from the client
+  ExchangeCore ex;
+  // Request body on its way upstream: bytes received from the client, not yet taken by the
+  // upstream session (and not yet consumed towards the client).
+  bool forwarding = false;
+  std::string up_buf;
+  std::shared_ptr<Upstream> up;
+  int32_t up_id = 0;
+  bool up_closed = false;
+  std::chrono::steady_clock::time_point sent;
+  // Response from upstream.
+  HeaderList resp_headers;
+  std::size_t resp_header_bytes = 0;
+  bool resp_too_large = false;
+  int resp_status = 0;
+  bool have_response = false;   // final upstream response header seen
+  bool responded = false;       // a response was submitted to the client
+  // Response body on its way to the client (relayed or local).
+  std::string down_buf;
+  std::size_t down_off = 0;
+  std::size_t down_unconsumed = 0;  // bytes received from upstream, not yet consumed
+  bool down_eof = false;
+  bool reset_after_flush = false;
+  // Watch filter.
+  WatchFilter* filter = nullptr;
+  JsonFrameSplitter splitter;
+  WatchFilter::End end = WatchFilter::End::none;
+  bool watch_counted = false;
+  bool hanging = false;
+
+  std::size_t down_size() const { return down_buf.size() - down_off; }
+};
+
+H2Connection::H2Connection(std::shared_ptr<Session> session)
+    : session_(std::move(session)),
+      server_(*session_->server_),
+      options_(session_->options_),
+      client_wake_(session_->executor_),
+      closed_(session_->executor_, asio::steady_timer::time_point::max()) {
+  nghttp2_session_callbacks* callbacks = nullptr;
+  if (nghttp2_session_callbacks_new(&callbacks) != 0) throw std::bad_alloc();
+  nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, on_begin_headers);
+  nghttp2_session_callbacks_set_on_header_callback(callbacks, on_header);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, on_frame_recv);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, on_data_chunk);
+  nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, on_stream_close);
+  nghttp2_option* option = nullptr;
+  nghttp2_option_new(&option);
+  nghttp2_option_set_no_auto_window_update(option, 1);
+  // Streams whose request the proxy refused still count; the default (100) is far above the
+  // few a client can have closing at once.
+  nghttp2_option_set_max_send_header_block_length(option, kResponseHeaderLimit * 4);
+  int rv = nghttp2_session_server_new2(&client_, callbacks, this, option);
+  nghttp2_option_del(option);
+  nghttp2_session_callbacks_del(callbacks);
+  if (rv != 0) throw std::runtime_error(std::string("nghttp2 server session: ") + nghttp2_strerror(rv));
+  const nghttp2_settings_entry settings[] = {
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, options_.h2_max_streams},
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, options_.h2_stream_window},
+      {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, static_cast<uint32_t>(options_.header_limit)},
+  };
+  nghttp2_submit_settings(client_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
+  auto window = static_cast<int32_t>(
+      std::min<std::uint64_t>(std::uint64_t{options_.h2_max_streams} * options_.h2_stream_window, 0x7fffffff));
+  nghttp2_session_set_local_window_size(client_, NGHTTP2_FLAG_NONE, 0, window);
+  last_activity_ = std::chrono::steady_clock::now();
+}
+
+H2Connection::~H2Connection() {
+  if (client_) nghttp2_session_del(client_);
+}
+
+asio::awaitable<void> H2Connection::run(std::shared_ptr<H2Connection> self) {
+  self->session_->client_tcp().expires_never();  // the watchdog bounds idle connections and stuck writes
+  asio::co_spawn(self->session_->executor_, self->watchdog(), asio::detached);
+  try {
+    co_await (self->client_reader() && self->client_writer());
+  } catch (const std::exception& e) {
+    spdlog::debug("conn {}: h2: {}", self->session_->id_, e.what());
+  }
+  self->close_all();
+}
+
+// Ends everything: every stream still open is finished (audited), upstream connections closed,
+// timers woken.
+void H2Connection::close_all() {
+  if (closing_ && streams_.empty()) return;
+  closing_ = true;
+  closed_.cancel();
+  client_wake_.cancel();
+  for (auto& weak : upstreams_) {
+    if (auto up = weak.lock()) {
+      up->done = true;
+      boost::system::error_code ec;
+      beast::get_lowest_layer(up->stream).socket().close(ec);
+      up->wake.cancel();
+    }
+  }
+  auto streams = std::move(streams_);
+  streams_.clear();
+  for (auto& [id, s] : streams) {
+    if (s->watch_counted && server_.observer) server_.observer->watch_closed();
+    if (s->started) finish_exchange(server_, s->ex, session_->id_);
+  }
+}
+
+void H2Connection::cut() {
+  close_all();
+}
+
+void H2Connection::drain() {
+  if (closing_) return;
+  nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(client_),
+                        NGHTTP2_NO_ERROR, nullptr, 0);
+  // Watches never end by themselves: cut them, as the HTTP/1.1 path does.
+  std::vector<int32_t> watches;
+  for (auto& [id, s] : streams_) {
+    if (s->ex.record.watch) watches.push_back(id);
+  }
+  for (auto id : watches) {
+    if (auto* s = find(id)) reset_stream(*s, NGHTTP2_NO_ERROR);
+  }
+  kick_client();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client side loops.
+
+asio::awaitable<void> H2Connection::client_reader() {
+  std::array<uint8_t, kReadChunk> buf;
+  auto& client = *session_->client_;
+  while (!closing_ && nghttp2_session_want_read(client_)) {
+    co_await hold_while_stalled();
+    auto [ec, n] = co_await client.async_read_some(asio::buffer(buf), use_tuple);
+    if (ec || closing_) break;
+    last_activity_ = std::chrono::steady_clock::now();
+    co_await session_->hold_while_blackholed();
+    co_await hold_while_stalled();
+    if (closing_) break;
+    auto rv = nghttp2_session_mem_recv(client_, buf.data(), n);
+    if (rv < 0) {
+      spdlog::debug("conn {}: h2: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
+      break;
+    }
+    kick_client();
+  }
+  reading_done_ = true;
+  kick_client();
+}
+
+asio::awaitable<void> H2Connection::client_writer() {
+  std::vector<uint8_t> out;
+  out.reserve(kWriteBatch);
+  auto& client = *session_->client_;
+  for (;;) {
+    client_write_pending_ = false;
+    out.clear();
+    if (closing_) break;
+    if (!collect_output(client_, out, session_->id_)) break;
+    if (!out.empty()) {
+      co_await session_->hold_while_blackholed();
+      co_await hold_while_stalled();
+      if (closing_) break;
+      writing_ = true;
+      write_started_ = std::chrono::steady_clock::now();
+      auto [ec, n] = co_await asio::async_write(client, asio::buffer(out), use_tuple);
+      writing_ = false;
+      if (ec) break;
+      continue;
+    }
+    bool wants = nghttp2_session_want_read(client_) || nghttp2_session_want_write(client_);
+    if (!wants || (reading_done_ && !nghttp2_session_want_write(client_))) break;
+    if (client_write_pending_) continue;
+    client_wake_.expires_at(asio::steady_timer::time_point::max());
+    co_await client_wake_.async_wait(use_tuple);
+  }
+  // The reader may still be waiting for bytes: end it.
+  if (!reading_done_) {
+    boost::system::error_code ec;
+    session_->client_tcp().socket().shutdown(tcp::socket::shutdown_receive, ec);
+    session_->client_tcp().socket().cancel(ec);
+  }
+}
+
+// Bounds what a peer controls over time: a connection without streams closes (GOAWAY) after the
+// idle timeout; a write the client does not take within the I/O timeout cuts the connection.
+asio::awaitable<void> H2Connection::watchdog() {
+  auto self = shared_from_this();
+  while (!closing_) {
+    co_await nap(std::chrono::milliseconds(1000));
+    if (closing_) break;
+    auto now = std::chrono::steady_clock::now();
+    if (writing_ && now - write_started_ > options_.io_timeout) {
+      spdlog::debug("conn {}: h2: the client took no bytes for {} ms; cutting", session_->id_,
+                    options_.io_timeout.count());
+      session_->cut_now(Cut::close);
+      break;
+    }
+    if (streams_.empty() && now - last_activity_ > options_.idle_timeout) {
+      nghttp2_session_terminate_session(client_, NGHTTP2_NO_ERROR);
+      kick_client();
+    }
+  }
+}
+
+asio::awaitable<void> H2Connection::nap(std::chrono::milliseconds d) {
+  asio::steady_timer timer(session_->executor_, d);
+  co_await (timer.async_wait(use_tuple) || closed_.async_wait(use_tuple));
+}
+
+// A `stall`: the connection sends nothing and reads nothing (so PINGs go unanswered) until it is
+// over.
+asio::awaitable<void> H2Connection::hold_while_stalled() {
+  while (!closing_ && std::chrono::steady_clock::now() < stalled_until_) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(stalled_until_ - std::chrono::steady_clock::now());
+    co_await nap(std::max(left, std::chrono::milliseconds(1)));
+  }
+}
+
+asio::awaitable<void> H2Connection::after(std::shared_ptr<H2Connection> self, std::chrono::milliseconds delay,
+                                          int32_t stream_id, Timed what) {
+  co_await self->nap(delay);
+  if (self->closing_) co_return;
+  Stream* s = self->find(stream_id);
+  if (!s) co_return;
+  switch (what) {
+    case Timed::proceed:
+      self->proceed(*s);
+      break;
+    case Timed::hang_over:
+      self->reset_stream(*s, NGHTTP2_NO_ERROR);
+      break;
+    case Timed::watch_deadline:
+      if (s->filter && s->end == WatchFilter::End::none) {
+        s->filter->acted_by_deadline();
+        self->apply_watch_step(*s, WatchFilter::Step{{}, s->filter->at_deadline()});
+      }
+      break;
+  }
+  self->kick_client();
+}
+
+void H2Connection::kick_client() {
+  client_write_pending_ = true;
+  client_wake_.cancel();
+}
+
+void H2Connection::kick_upstream(Upstream& up) {
+  up.write_pending = true;
+  up.wake.cancel();
+}
+
+H2Connection::Stream* H2Connection::find(int32_t id) {
+  auto it = streams_.find(id);
+  return it == streams_.end() ? nullptr : it->second.get();
+}
+
+H2Connection::Stream* H2Connection::find_upstream(Upstream& up, int32_t up_id) {
+  auto it = up.to_client.find(up_id);
+  return it == up.to_client.end() ? nullptr : find(it->second);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Client session callbacks. nghttp2 is C: no exception may leave a callback.
+
+#define H2_GUARD_BEGIN try {
+#define H2_GUARD_END                                                      \
+  }                                                                       \
+  catch (const std::exception& e) {                                       \
+    spdlog::error("h2 relay: {}", e.what());                              \
+    return NGHTTP2_ERR_CALLBACK_FAILURE;                                  \
+  }
+
+int H2Connection::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+  auto* self = static_cast<H2Connection*>(user);
+  if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+  H2_GUARD_BEGIN
+  // nghttp2 refuses streams beyond SETTINGS_MAX_CONCURRENT_STREAMS; this holds it even before
+  // the client acknowledged the setting.
+  if (self->streams_.size() >= self->options_.h2_max_streams) {
+    nghttp2_submit_rst_stream(self->client_, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+    return 0;  // no Stream: its headers and data are ignored
+  }
+  auto s = std::make_unique<Stream>();
+  s->id = frame->hd.stream_id;
+  self->streams_.emplace(s->id, std::move(s));
+  H2_GUARD_END
+  return 0;
+}
+
+int H2Connection::on_header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
+                            const uint8_t* value, size_t valuelen, uint8_t, void* user) {
+  auto* self = static_cast<H2Connection*>(user);
+  Stream* s = self->find(frame->hd.stream_id);
+  if (!s) return 0;
+  H2_GUARD_BEGIN
+  // As HTTP/2 counts it (RFC 9113 6.5.2): name + value + 32 per field.
+  s->header_bytes += namelen + valuelen + 32;
+  // Past four times the limit the client is flooding: end the connection rather than keep
+  // decoding (HPACK state forces nghttp2 to decode what it is sent).
+  if (s->header_bytes > 4 * self->options_.header_limit) return NGHTTP2_ERR_CALLBACK_FAILURE;
+  if (s->header_bytes > self->options_.header_limit) {
+    s->header_too_large = true;
+    s->headers.clear();
+    return 0;
+  }
+  if (s->header_too_large || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;  // trailers are dropped
+  auto n = view(name, namelen);
+  auto v = view(value, valuelen);
+  if (n == ":method") s->method = v;
+  else if (n == ":path") s->path = v;
+  else if (n == ":authority") s->authority = v;
+  else if (n == ":scheme") s->scheme = v;
+  else if (!n.empty() && n[0] != ':') s->headers.emplace_back(n, v);
+  H2_GUARD_END
+  return 0;
+}
+
+int H2Connection::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+  auto* self = static_cast<H2Connection*>(user);
+  if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
+  Stream* s = self->find(frame->hd.stream_id);
+  if (!s) return 0;
+  H2_GUARD_BEGIN
+  bool end = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+  if (end) s->request_ended = true;
+  if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+    self->start_stream(*s);
+  } else if (end && s->up && s->up_id > 0 && s->up->session) {
+    nghttp2_session_resume_data(s->up->session, s->up_id);
+    self->kick_upstream(*s->up);
+  }
+  H2_GUARD_END
+  return 0;
+}
+
+int H2Connection::on_data_chunk(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data, size_t len,
+                                void* user) {
+  auto* self = static_cast<H2Connection*>(user);
+  Stream* s = self->find(stream_id);
+  H2_GUARD_BEGIN
+  if (!s || !s->forwarding) {
+    // Nobody takes these bytes (a local answer, a hang, a cut stream): release them at once.
+    nghttp2_session_consume(self->client_, stream_id, len);
+    if (s) s->ex.record.bytes_in += len;
+    return 0;
+  }
+  s->ex.record.bytes_in += len;
+  s->up_buf.append(reinterpret_cast<const char*>(data), len);
+  if (s->up && s->up_id > 0 && s->up->session) {
+    nghttp2_session_resume_data(s->up->session, s->up_id);
+    self->kick_upstream(*s->up);
+  }
+  H2_GUARD_END
+  return 0;
+}
+
+int H2Connection::on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t, void* user) {
+  auto* self = static_cast<H2Connection*>(user);
+  auto it = self->streams_.find(stream_id);
+  if (it == self->streams_.end()) return 0;
+  H2_GUARD_BEGIN
+  std::unique_ptr<Stream> s = std::move(it->second);
+  self->streams_.erase(it);
+  self->last_activity_ = std::chrono::steady_clock::now();
+  self->stop_upstream_side(*s);
+  self->release_request_bytes(*s);
+  if (s->watch_counted && self->server_.observer) self->server_.observer->watch_closed();
+  if (s->started) finish_exchange(self->server_, s->ex, self->session_->id_);
+  H2_GUARD_END
+  return 0;
+}
+
+// The client stream is gone: its upstream stream is cancelled and what it held of the upstream
+// connection window is given back.
+void H2Connection::stop_upstream_side(Stream& s) {
+  if (!s.up) return;
+  auto& up = *s.up;
+  if (s.up_id > 0) up.to_client.erase(s.up_id);
+  std::erase(up.waiting, s.id);
+  if (up.session && !up.done) {
+    if (s.up_id > 0 && !s.up_closed) nghttp2_submit_rst_stream(up.session, NGHTTP2_FLAG_NONE, s.up_id, NGHTTP2_CANCEL);
+    if (s.down_unconsumed > 0) nghttp2_session_consume_connection(up.session, s.down_unconsumed);
+    kick_upstream(up);
+  }
+  s.down_unconsumed = 0;
+  s.up_closed = true;
+}
+
+// Request bytes the proxy holds for a stream that will not send them: given back to the client's
+// connection window.
+void H2Connection::release_request_bytes(Stream& s) {
+  if (!s.up_buf.empty()) {
+    nghttp2_session_consume_connection(client_, s.up_buf.size());
+    s.up_buf.clear();
+  }
+  s.forwarding = false;
+}
+
+// The request header is complete: classify, decide, act.
+void H2Connection::start_stream(Stream& s) {
+  if (s.started) return;
+  s.started = true;
+  if (s.header_too_large) {
+    begin_exchange(server_, s.ex, session_->id_, session_->peer_, "h2", s.method, s.path, {});
+    faults::HttpResponse too_large;
+    too_large.code = 431;
+    too_large.headers.push_back({"content-type", "text/plain; charset=utf-8"});
+    too_large.body = "request header too large\n";
+    answer(s, too_large);
+    return;
+  }
+  std::vector<faults::Header> matchable;
+  for (const auto& [name, value] : s.headers) add_matchable_header(matchable, name, value);
+  if (!s.authority.empty()) add_matchable_header(matchable, "host", s.authority);
+  begin_exchange(server_, s.ex, session_->id_, session_->peer_, "h2", s.method, s.path, std::move(matchable));
+  if (s.method == "CONNECT" || s.path.empty()) {
+    faults::HttpResponse refused;
+    refused.code = 405;
+    refused.headers.push_back({"content-type", "text/plain; charset=utf-8"});
+    refused.body = "CONNECT is not supported\n";
+    answer(s, refused);
+    return;
+  }
+  Disposition& d = s.ex.disposition;
+  s.forwarding = d.forward;
+  if (d.outage) server_.enforce_outage();
+  if (d.stall_for) {
+    stalled_until_ = std::chrono::steady_clock::now() + *d.stall_for;
+    spdlog::info("conn {}: h2: connection stalled for {} ms", session_->id_, d.stall_for->count());
+  }
+  if (d.goaway) {
+    // Graceful: this stream is the last one the connection takes, it and those before it go on.
+    // Abrupt: the connection ends now, with this stream (and every open one) unanswered.
+    const auto& g = *d.goaway;
+    if (g.graceful) {
+      nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, s.id, g.error_code, nullptr, 0);
+    } else {
+      s.forwarding = false;
+      nghttp2_session_terminate_session2(client_, s.id - 2 > 0 ? s.id - 2 : 0, g.error_code);
+      kick_client();
+      return;
+    }
+  }
+  if (d.wait_before.count() > 0) {
+    asio::co_spawn(session_->executor_, after(shared_from_this(), d.wait_before, s.id, Timed::proceed), asio::detached);
+    return;
+  }
+  proceed(s);
+}
+
+// Carries out the disposition after its wait (if any).
+void H2Connection::proceed(Stream& s) {
+  Disposition& d = s.ex.disposition;
+  if (d.respond) {
+    answer(s, *d.respond);
+    return;
+  }
+  if (d.forward) {
+    forward(s);
+    return;
+  }
+  if (d.hang) {
+    s.hanging = true;
+    if (d.hang_for) {
+      asio::co_spawn(session_->executor_, after(shared_from_this(), *d.hang_for, s.id, Timed::hang_over),
+                     asio::detached);
+    }
+    return;
+  }
+  cut_stream(s, d.cut == Cut::none ? Cut::close : d.cut);
+}
+
+// reset: RST_STREAM INTERNAL_ERROR; close: RST_STREAM NO_ERROR. Only this stream is hit.
+void H2Connection::cut_stream(Stream& s, Cut how) {
+  reset_stream(s, how == Cut::reset ? NGHTTP2_INTERNAL_ERROR : NGHTTP2_NO_ERROR);
+}
+
+void H2Connection::reset_stream(Stream& s, uint32_t error_code) {
+  release_request_bytes(s);
+  stop_upstream_side(s);
+  nghttp2_submit_rst_stream(client_, NGHTTP2_FLAG_NONE, s.id, error_code);
+  kick_client();
+}
+
+void H2Connection::answer(Stream& s, const faults::HttpResponse& requested) {
+  const faults::HttpResponse response = final_local_response(s.ex, requested, session_->id_);
+  release_request_bytes(s);
+  std::vector<std::string> storage;
+  storage.reserve(2 + 2 * response.headers.size() + 2);
+  storage.push_back(":status");
+  storage.push_back(std::to_string(response.code));
+  bool bodiless = response.code == 204 || response.code == 304;
+  bool head = s.method == "HEAD";
+  for (const auto& h : response.headers) {
+    auto name = lower(h.name);
+    if (name == "content-length" || name == "connection") continue;
+    storage.push_back(std::move(name));
+    storage.push_back(h.value);
+  }
+  if (!bodiless) {
+    storage.push_back("content-length");
+    storage.push_back(std::to_string(response.body.size()));
+  }
+  std::vector<nghttp2_nv> nva;
+  for (std::size_t i = 0; i + 1 < storage.size(); i += 2) nva.push_back(make_nv(storage[i], storage[i + 1]));
+  s.down_buf = (bodiless || head) ? std::string() : response.body;
+  s.down_off = 0;
+  s.down_eof = true;
+  s.responded = true;
+  s.ex.record.status = response.code;
+  nghttp2_data_provider provider{};
+  provider.read_callback = read_response_body;
+  int rv = nghttp2_submit_response(client_, s.id, nva.data(), nva.size(), s.down_buf.empty() ? nullptr : &provider);
+  if (rv != 0) spdlog::debug("conn {}: h2: answering stream {}: {}", session_->id_, s.id, nghttp2_strerror(rv));
+  kick_client();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upstream.
+
+void H2Connection::forward(Stream& s) {
+  if (!upstream_ || upstream_->done) {
+    upstream_ = std::make_shared<Upstream>(session_->executor_, server_.upstream_tls_h2);
+    upstream_->conn = this;
+    upstreams_.remove_if([](const std::weak_ptr<Upstream>& w) { return w.expired(); });
+    upstreams_.push_back(upstream_);
+    asio::co_spawn(session_->executor_, run_upstream(shared_from_this(), upstream_), asio::detached);
+  }
+  s.up = upstream_;
+  if (upstream_->ready) submit_upstream(s);
+  else upstream_->waiting.push_back(s.id);
+}
+
+asio::awaitable<void> H2Connection::run_upstream(std::shared_ptr<H2Connection> self, std::shared_ptr<Upstream> up) {
+  std::string failure;
+  try {
+    failure = co_await self->connect_upstream(*up);
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  if (self->closing_) co_return;
+  if (!failure.empty()) {
+    up->done = true;
+    spdlog::warn("conn {}: upstream {} unreachable ({}); answering 503 to {} HTTP/2 stream(s)", self->session_->id_,
+                 self->options_.upstream.endpoint.to_string(), failure, up->waiting.size());
+    auto waiting = std::move(up->waiting);
+    const faults::HttpResponse answer = upstream_unreachable_response(self->options_, failure);
+    for (auto id : waiting) {
+      if (Stream* s = self->find(id)) {
+        s->up.reset();
+        self->answer(*s, answer);
+      }
+    }
+    co_return;
+  }
+  up->ready = true;
+  auto waiting = std::move(up->waiting);
+  for (auto id : waiting) {
+    if (Stream* s = self->find(id)) self->submit_upstream(*s);
+  }
+  try {
+    co_await (self->upstream_reader(up) && self->upstream_writer(up));
+  } catch (const std::exception& e) {
+    spdlog::debug("conn {}: h2 upstream: {}", self->session_->id_, e.what());
+  }
+  up->done = true;
+  boost::system::error_code ec;
+  beast::get_lowest_layer(up->stream).socket().close(ec);
+  if (self->closing_) co_return;
+  // Streams the upstream connection still carried end as the apiserver left them.
+  auto left = up->to_client;
+  for (auto& [up_id, client_id] : left) {
+    if (Stream* s = self->find(client_id)) self->upstream_stream_closed(*s, NGHTTP2_INTERNAL_ERROR);
+  }
+  self->kick_client();
+}
+
+// Returns what failed ("" when the connection is up and speaks h2).
+asio::awaitable<std::string> H2Connection::connect_upstream(Upstream& up) {
+  const auto& target = options_.upstream;
+  tcp::resolver resolver(session_->executor_);
+  auto [rec, results] =
+      co_await resolver.async_resolve(target.endpoint.host, std::to_string(target.endpoint.port), use_tuple);
+  if (rec) co_return "resolving " + target.endpoint.host + ": " + rec.message();
+  auto& tcp_layer = beast::get_lowest_layer(up.stream);
+  tcp_layer.expires_after(options_.connect_timeout);
+  auto [cec, ep] = co_await tcp_layer.async_connect(results, use_tuple);
+  if (cec) co_return "connecting: " + cec.message();
+  tcp_layer.socket().set_option(tcp::no_delay(true));
+  net::prepare_client_ssl(up.stream.native_handle(), target.endpoint.host, !target.tls.insecure_skip_verify);
+  auto [hec] = co_await up.stream.async_handshake(asio::ssl::stream_base::client, use_tuple);
+  if (hec) co_return "TLS handshake: " + hec.message();
+  tcp_layer.expires_never();
+  auto alpn = net::alpn_selected(up.stream.native_handle());
+  if (alpn != "h2") {
+    co_return "the apiserver did not negotiate h2 (ALPN: '" + alpn + "'); use --http1-only in front of it";
+  }
+  nghttp2_session_callbacks* callbacks = nullptr;
+  if (nghttp2_session_callbacks_new(&callbacks) != 0) throw std::bad_alloc();
+  nghttp2_session_callbacks_set_on_header_callback(callbacks, up_on_header);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, up_on_frame_recv);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, up_on_data_chunk);
+  nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, up_on_stream_close);
+  nghttp2_option* option = nullptr;
+  nghttp2_option_new(&option);
+  nghttp2_option_set_no_auto_window_update(option, 1);
+  nghttp2_option_set_max_send_header_block_length(option, options_.header_limit + 64 * 1024);
+  int rv = nghttp2_session_client_new2(&up.session, callbacks, &up, option);
+  nghttp2_option_del(option);
+  nghttp2_session_callbacks_del(callbacks);
+  if (rv != 0) co_return std::string("nghttp2 client session: ") + nghttp2_strerror(rv);
+  const nghttp2_settings_entry settings[] = {
+      {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
+      {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, options_.h2_stream_window},
+      {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, static_cast<uint32_t>(kResponseHeaderLimit)},
+  };
+  nghttp2_submit_settings(up.session, NGHTTP2_FLAG_NONE, settings, std::size(settings));
+  auto window = static_cast<int32_t>(
+      std::min<std::uint64_t>(std::uint64_t{options_.h2_max_streams} * options_.h2_stream_window, 0x7fffffff));
+  nghttp2_session_set_local_window_size(up.session, NGHTTP2_FLAG_NONE, 0, window);
+  co_return std::string();
+}
+
+asio::awaitable<void> H2Connection::upstream_reader(std::shared_ptr<Upstream> up) {
+  std::array<uint8_t, kReadChunk> buf;
+  while (!closing_ && !up->done && nghttp2_session_want_read(up->session)) {
+    auto [ec, n] = co_await up->stream.async_read_some(asio::buffer(buf), use_tuple);
+    if (ec || closing_) break;
+    co_await session_->hold_while_blackholed();
+    if (closing_ || up->done) break;
+    auto rv = nghttp2_session_mem_recv(up->session, buf.data(), n);
+    if (rv < 0) {
+      spdlog::warn("conn {}: h2 upstream: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
+      break;
+    }
+    kick_upstream(*up);
+    kick_client();
+  }
+  up->done = true;
+  kick_upstream(*up);
+}
+
+asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up) {
+  std::vector<uint8_t> out;
+  out.reserve(kWriteBatch);
+  for (;;) {
+    up->write_pending = false;
+    out.clear();
+    if (closing_) break;
+    if (!collect_output(up->session, out, session_->id_)) break;
+    if (!out.empty()) {
+      co_await session_->hold_while_blackholed();
+      if (closing_) break;
+      auto [ec, n] = co_await asio::async_write(up->stream, asio::buffer(out), use_tuple);
+      if (ec) break;
+      kick_client();  // the request bytes just sent may have opened window towards the client
+      continue;
+    }
+    if (up->done) break;
+    if (!nghttp2_session_want_read(up->session) && !nghttp2_session_want_write(up->session)) break;
+    if (up->write_pending) continue;
+    up->wake.expires_at(asio::steady_timer::time_point::max());
+    co_await up->wake.async_wait(use_tuple);
+  }
+  up->done = true;
+  boost::system::error_code ec;
+  beast::get_lowest_layer(up->stream).socket().cancel(ec);
+}
+
+void H2Connection::submit_upstream(Stream& s) {
+  auto& up = *s.up;
+  const auto& target = options_.upstream;
+  const std::string scheme = "https";
+  const std::string authority = target.endpoint.to_string();
+  const std::string path = target.base_path + s.path;
+  std::vector<std::pair<std::string, std::string>> fields;
+  fields.reserve(s.headers.size() + 1);
+  for (const auto& [name, value] : s.headers) {
+    if (name == "host" || name == "expect") continue;
+    if (name == "authorization" && target.replace_identity) continue;
+    if (name == "accept" && s.ex.disposition.json_upstream) {
+      fields.emplace_back(name, accept_json_instead_of_protobuf(value));
+      continue;
+    }
+    fields.emplace_back(name, value);
+  }
+  if (target.replace_identity && !target.token.empty()) fields.emplace_back("authorization", "Bearer " + target.token);
+  const std::string m = ":method", sc = ":scheme", au = ":authority", pa = ":path";
+  std::vector<nghttp2_nv> nva;
+  nva.reserve(4 + fields.size());
+  nva.push_back(make_nv(m, s.method));
+  nva.push_back(make_nv(sc, scheme));
+  nva.push_back(make_nv(au, authority));
+  nva.push_back(make_nv(pa, path));
+  for (const auto& [name, value] : fields) {
+    nghttp2_nv nv = make_nv(name, value);
+    if (name == "authorization") nv.flags = NGHTTP2_NV_FLAG_NO_INDEX;  // never in the HPACK table
+    nva.push_back(nv);
+  }
+  nghttp2_data_provider provider{};
+  provider.read_callback = read_request_body;
+  bool no_body = s.request_ended && s.up_buf.empty();
+  int32_t id = nghttp2_submit_request(up.session, nullptr, nva.data(), nva.size(), no_body ? nullptr : &provider, nullptr);
+  if (id < 0) {
+    s.up.reset();
+    const faults::HttpResponse answer_502 =
+        bad_gateway_response(options_, std::string("opening an upstream stream: ") + nghttp2_strerror(id));
+    answer(s, answer_502);
+    return;
+  }
+  s.up_id = id;
+  s.sent = std::chrono::steady_clock::now();
+  up.to_client[id] = s.id;
+  kick_upstream(up);
+}
+
+ssize_t H2Connection::read_request_body(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,
+                                        uint32_t* data_flags, nghttp2_data_source*, void* user) {
+  auto* up = static_cast<Upstream*>(user);
+  auto* self = up->conn;
+  Stream* s = self->find_upstream(*up, stream_id);
+  if (!s) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+  (void)session;
+  std::size_t n = std::min(length, s->up_buf.size());
+  if (n > 0) {
+    std::memcpy(buf, s->up_buf.data(), n);
+    s->up_buf.erase(0, n);
+    // Taken by the upstream session: the client may send that much more.
+    nghttp2_session_consume(self->client_, s->id, n);
+    self->kick_client();
+  }
+  if (s->up_buf.empty()) {
+    if (s->request_ended) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    else if (n == 0) return NGHTTP2_ERR_DEFERRED;
+  }
+  return static_cast<ssize_t>(n);
+}
+
+int H2Connection::up_on_header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
+                               const uint8_t* value, size_t valuelen, uint8_t, void* user) {
+  auto* up = static_cast<Upstream*>(user);
+  auto* self = up->conn;
+  Stream* s = self->find_upstream(*up, frame->hd.stream_id);
+  if (!s || s->have_response) return 0;  // trailers are dropped
+  H2_GUARD_BEGIN
+  s->resp_header_bytes += namelen + valuelen + 32;
+  if (s->resp_header_bytes > kResponseHeaderLimit) {
+    s->resp_too_large = true;
+    s->resp_headers.clear();
+    return 0;
+  }
+  auto n = view(name, namelen);
+  auto v = view(value, valuelen);
+  if (n == ":status") s->resp_status = std::atoi(std::string(v).c_str());
+  else if (!n.empty() && n[0] != ':') s->resp_headers.emplace_back(n, v);
+  H2_GUARD_END
+  return 0;
+}
+
+int H2Connection::up_on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+  auto* up = static_cast<Upstream*>(user);
+  auto* self = up->conn;
+  if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
+  Stream* s = self->find_upstream(*up, frame->hd.stream_id);
+  if (!s) return 0;
+  H2_GUARD_BEGIN
+  bool end = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
+  if (frame->hd.type == NGHTTP2_HEADERS && !s->have_response) {
+    if (s->resp_status / 100 == 1 && !s->resp_too_large) {
+      // An interim response (100, 103): dropped, the final one follows.
+      s->resp_headers.clear();
+      s->resp_header_bytes = 0;
+      s->resp_status = 0;
+      return 0;
+    }
+    s->have_response = true;
+    self->on_upstream_response(*s, end);
+  } else if (end && s->have_response && s->end == WatchFilter::End::none) {
+    s->down_eof = true;
+    if (s->responded) nghttp2_session_resume_data(self->client_, s->id);
+    self->kick_client();
+  }
+  H2_GUARD_END
+  return 0;
+}
+
+void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
+  s.ex.record.upstream_status = s.resp_status;
+  s.ex.upstream_latency = std::chrono::steady_clock::now() - s.sent;
+  Disposition& d = s.ex.disposition;
+  if (d.discard_response) return;  // drop-response: the answer is lost (then-action at its end)
+  if (s.resp_too_large) {
+    const std::string why = "response header larger than " + std::to_string(kResponseHeaderLimit) + " bytes";
+    spdlog::warn("conn {}: upstream {} sent an invalid response ({}); answering 502 to {} {}", session_->id_,
+                 options_.upstream.endpoint.to_string(), why, s.method, path_only(s.path));
+    nghttp2_submit_rst_stream(s.up->session, NGHTTP2_FLAG_NONE, s.up_id, NGHTTP2_CANCEL);
+    stop_upstream_side(s);
+    answer(s, bad_gateway_response(options_, why));
+    return;
+  }
+  std::vector<std::string> storage;
+  storage.reserve(2 + 2 * s.resp_headers.size());
+  storage.push_back(":status");
+  storage.push_back(std::to_string(s.resp_status));
+  std::string content_type;
+  for (auto& [name, value] : s.resp_headers) {
+    if (name == "content-type") content_type = value;
+    // A watch filter may change the body: its length is no longer the upstream's.
+    if (name == "content-length" && d.watch_filter) continue;
+    storage.push_back(name);
+    storage.push_back(value);
+  }
+  std::vector<nghttp2_nv> nva;
+  for (std::size_t i = 0; i + 1 < storage.size(); i += 2) nva.push_back(make_nv(storage[i], storage[i + 1]));
+  s.down_eof = end_stream;
+  s.responded = true;
+  s.ex.record.status = s.resp_status;
+  if (s.ex.record.watch && server_.observer) {
+    server_.observer->watch_opened();
+    s.watch_counted = true;
+  }
+  s.filter = d.watch_filter.get();
+  if (s.filter && d.json_upstream && !is_json_content_type(content_type)) {
+    spdlog::error("conn {}: rule '{}' ({}) cannot act: the watch response is not JSON (Content-Type '{}')",
+                  session_->id_, s.ex.plan.rule, s.ex.record.action.value_or(""), content_type);
+    s.filter = nullptr;
+  }
+  nghttp2_data_provider provider{};
+  provider.read_callback = read_response_body;
+  int rv = nghttp2_submit_response(client_, s.id, nva.data(), nva.size(), end_stream ? nullptr : &provider);
+  if (rv != 0) spdlog::debug("conn {}: h2: relaying the response of stream {}: {}", session_->id_, s.id,
+                             nghttp2_strerror(rv));
+  if (s.filter) {
+    if (auto deadline = s.filter->deadline()) {
+      asio::co_spawn(session_->executor_, after(shared_from_this(), *deadline, s.id, Timed::watch_deadline),
+                     asio::detached);
+    }
+    if (d.json_upstream) apply_watch_step(s, s.filter->on_start());
+  }
+  kick_client();
+}
+
+int H2Connection::up_on_data_chunk(nghttp2_session* session, uint8_t, int32_t stream_id, const uint8_t* data,
+                                   size_t len, void* user) {
+  auto* up = static_cast<Upstream*>(user);
+  auto* self = up->conn;
+  Stream* s = self->find_upstream(*up, stream_id);
+  H2_GUARD_BEGIN
+  if (!s || s->ex.disposition.discard_response || s->end != WatchFilter::End::none || !s->responded) {
+    nghttp2_session_consume(session, stream_id, len);
+    return 0;
+  }
+  s->down_unconsumed += len;
+  if (s->filter && s->ex.disposition.json_upstream) {
+    for (auto& event : s->splitter.feed(view(data, len))) {
+      if (s->end == WatchFilter::End::none) self->apply_watch_step(*s, s->filter->on_event(event));
+    }
+  } else {
+    if (s->down_off > 0 && s->down_off >= s->down_buf.size() / 2) {
+      s->down_buf.erase(0, s->down_off);
+      s->down_off = 0;
+    }
+    s->down_buf.append(reinterpret_cast<const char*>(data), len);
+  }
+  nghttp2_session_resume_data(self->client_, s->id);
+  self->kick_client();
+  H2_GUARD_END
+  return 0;
+}
+
+void H2Connection::apply_watch_step(Stream& s, WatchFilter::Step step) {
+  for (auto& event : step.emit) s.down_buf += event;
+  if (step.end == WatchFilter::End::none) return;
+  s.end = step.end;
+  // The rest of the upstream stream is not relayed.
+  if (s.up && s.up->session && !s.up->done) {
+    if (s.up_id > 0 && !s.up_closed) nghttp2_submit_rst_stream(s.up->session, NGHTTP2_FLAG_NONE, s.up_id, NGHTTP2_CANCEL);
+    kick_upstream(*s.up);
+  }
+  if (step.end == WatchFilter::End::clean) s.down_eof = true;
+  else s.reset_after_flush = true;
+  nghttp2_session_resume_data(client_, s.id);
+  kick_client();
+}
+
+int H2Connection::up_on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t error_code, void* user) {
+  auto* up = static_cast<Upstream*>(user);
+  auto* self = up->conn;
+  Stream* s = self->find_upstream(*up, stream_id);
+  up->to_client.erase(stream_id);
+  if (!s) return 0;
+  H2_GUARD_BEGIN
+  self->upstream_stream_closed(*s, error_code);
+  H2_GUARD_END
+  return 0;
+}
+
+// The upstream stream ended (END_STREAM, RST_STREAM, GOAWAY, the connection lost).
+void H2Connection::upstream_stream_closed(Stream& s, uint32_t error_code) {
+  if (s.up_closed) return;
+  s.up_closed = true;
+  if (s.up) s.up->to_client.erase(s.up_id);
+  if (s.end != WatchFilter::End::none) return;  // a watch filter ended the stream already
+  Disposition& d = s.ex.disposition;
+  if (d.discard_response) {
+    // drop-response: the request was carried out upstream; now the client loses the answer.
+    if (d.hang) {
+      s.hanging = true;
+      if (d.hang_for) {
+        asio::co_spawn(session_->executor_, after(shared_from_this(), *d.hang_for, s.id, Timed::hang_over),
+                       asio::detached);
+      }
+    } else {
+      cut_stream(s, d.cut == Cut::none ? Cut::reset : d.cut);
+    }
+    return;
+  }
+  if (s.down_eof && error_code == NGHTTP2_NO_ERROR) return;  // a complete response
+  // The apiserver reset the stream, refused it (GOAWAY) or its connection ended: the client sees
+  // the same on its stream (a refused stream is retried by HTTP/2 clients).
+  if (!s.responded && error_code == NGHTTP2_NO_ERROR) {
+    answer(s, bad_gateway_response(options_, "the upstream stream ended without a response"));
+    return;
+  }
+  const uint32_t code = error_code == NGHTTP2_NO_ERROR ? uint32_t{NGHTTP2_INTERNAL_ERROR} : error_code;
+  reset_stream(s, code);
+}
+
+void H2Connection::consume_upstream(Stream& s, std::size_t n) {
+  if (n == 0) return;
+  s.down_unconsumed -= n;
+  if (s.up && s.up->session && !s.up->done) {
+    // A closed stream only gives back the connection window.
+    nghttp2_session_consume(s.up->session, s.up_id, n);
+    kick_upstream(*s.up);
+  }
+}
+
+ssize_t H2Connection::read_response_body(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t length,
+                                         uint32_t* data_flags, nghttp2_data_source*, void* user) {
+  auto* self = static_cast<H2Connection*>(user);
+  Stream* s = self->find(stream_id);
+  if (!s) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+  std::size_t n = std::min(length, s->down_size());
+  if (n > 0) {
+    std::memcpy(buf, s->down_buf.data() + s->down_off, n);
+    s->down_off += n;
+    s->ex.record.bytes_out += n;
+  }
+  bool empty = s->down_size() == 0;
+  if (empty) {
+    s->down_buf.clear();
+    s->down_off = 0;
+  }
+  // Taken towards the client: the apiserver may send that much more (with a watch filter the
+  // bytes out differ from the bytes in; everything received is given back once all is out).
+  self->consume_upstream(*s, empty ? s->down_unconsumed : std::min(n, s->down_unconsumed));
+  if (empty) {
+    if (s->down_eof) {
+      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    } else if (s->reset_after_flush) {
+      if (n == 0) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // RST_STREAM INTERNAL_ERROR
+    } else if (n == 0) {
+      return NGHTTP2_ERR_DEFERRED;
+    }
+  }
+  return static_cast<ssize_t>(n);
+}
+
+}  // namespace faultline::proxy

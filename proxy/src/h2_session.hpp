@@ -1,0 +1,123 @@
+#pragma once
+// HTTP/2 on one client connection (ALPN chose h2), with nghttp2 on both sides: a server session
+// towards the client and a client session on an upstream TLS connection negotiated as h2, so the
+// apiserver sees the protocol the client chose. Each client stream maps to one upstream stream and
+// goes through the same classify/decide/audit code as an HTTP/1.1 request (exchange.hpp); fault
+// actions act on the one stream (RST_STREAM) or on the connection (GOAWAY, stall, outage).
+//
+// Flow control runs end to end: neither session updates its receive windows by itself
+// (NGHTTP2_OPT_NO_AUTO_WINDOW_UPDATE); bytes received on one side are consumed (WINDOW_UPDATE)
+// only once the other side's session has taken them. So a stream holds at most one window of
+// bytes per direction in the proxy, a slow reader gets backpressure up to its sender, and one
+// stalled stream does not stop the others (the connection windows are streams x stream window).
+//
+// Everything runs on the session's strand: a read loop and a write loop per side, driven by
+// nghttp2_session_mem_recv / nghttp2_session_mem_send, and small timer coroutines for delays.
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nghttp2/nghttp2.h>
+
+#include "exchange.hpp"
+#include "faultline/proxy/watch_stream.hpp"
+
+namespace faultline::proxy {
+
+class Session;
+
+class H2Connection : public std::enable_shared_from_this<H2Connection> {
+ public:
+  explicit H2Connection(std::shared_ptr<Session> session);
+  ~H2Connection();
+  H2Connection(const H2Connection&) = delete;
+  H2Connection& operator=(const H2Connection&) = delete;
+
+  // Serves the connection until it ends (the client went away, GOAWAY, a cut).
+  static boost::asio::awaitable<void> run(std::shared_ptr<H2Connection> self);
+  // The session cut the client connection (reset, outage): stop everything now.
+  void cut();
+  // Graceful stop: GOAWAY, watch streams are cut, other streams in flight finish.
+  void drain();
+
+  struct Stream;
+  struct Upstream;
+
+ private:
+  enum class Timed { proceed, hang_over, watch_deadline };
+
+  // Client (server-side nghttp2 session) callbacks.
+  static int on_begin_headers(nghttp2_session*, const nghttp2_frame*, void*);
+  static int on_header(nghttp2_session*, const nghttp2_frame*, const uint8_t*, size_t, const uint8_t*, size_t,
+                       uint8_t, void*);
+  static int on_frame_recv(nghttp2_session*, const nghttp2_frame*, void*);
+  static int on_data_chunk(nghttp2_session*, uint8_t, int32_t, const uint8_t*, size_t, void*);
+  static int on_stream_close(nghttp2_session*, int32_t, uint32_t, void*);
+  static ssize_t read_response_body(nghttp2_session*, int32_t, uint8_t*, size_t, uint32_t*, nghttp2_data_source*,
+                                    void*);
+  // Upstream (client-side nghttp2 session) callbacks.
+  static int up_on_header(nghttp2_session*, const nghttp2_frame*, const uint8_t*, size_t, const uint8_t*, size_t,
+                          uint8_t, void*);
+  static int up_on_frame_recv(nghttp2_session*, const nghttp2_frame*, void*);
+  static int up_on_data_chunk(nghttp2_session*, uint8_t, int32_t, const uint8_t*, size_t, void*);
+  static int up_on_stream_close(nghttp2_session*, int32_t, uint32_t, void*);
+  static ssize_t read_request_body(nghttp2_session*, int32_t, uint8_t*, size_t, uint32_t*, nghttp2_data_source*,
+                                   void*);
+
+  boost::asio::awaitable<void> client_reader();
+  boost::asio::awaitable<void> client_writer();
+  boost::asio::awaitable<void> watchdog();
+  static boost::asio::awaitable<void> run_upstream(std::shared_ptr<H2Connection> self, std::shared_ptr<Upstream> up);
+  boost::asio::awaitable<std::string> connect_upstream(Upstream& up);
+  boost::asio::awaitable<void> upstream_reader(std::shared_ptr<Upstream> up);
+  boost::asio::awaitable<void> upstream_writer(std::shared_ptr<Upstream> up);
+  static boost::asio::awaitable<void> after(std::shared_ptr<H2Connection> self, std::chrono::milliseconds delay,
+                                            int32_t stream_id, Timed what);
+  boost::asio::awaitable<void> hold_while_stalled();
+  boost::asio::awaitable<void> nap(std::chrono::milliseconds d);
+
+  Stream* find(int32_t id);
+  Stream* find_upstream(Upstream& up, int32_t up_id);
+  void start_stream(Stream& s);
+  void proceed(Stream& s);
+  void forward(Stream& s);
+  void submit_upstream(Stream& s);
+  void on_upstream_response(Stream& s, bool end_stream);
+  void upstream_stream_closed(Stream& s, uint32_t error_code);
+  void apply_watch_step(Stream& s, WatchFilter::Step step);
+  void answer(Stream& s, const faults::HttpResponse& response);
+  void reset_stream(Stream& s, uint32_t error_code);
+  void cut_stream(Stream& s, Cut how);
+  void consume_upstream(Stream& s, std::size_t n);
+  void release_request_bytes(Stream& s);
+  void stop_upstream_side(Stream& s);
+  void kick_client();
+  void kick_upstream(Upstream& up);
+  void close_all();
+
+  std::shared_ptr<Session> session_;
+  Server::Impl& server_;
+  const ServerOptions& options_;
+  nghttp2_session* client_ = nullptr;
+  std::map<int32_t, std::unique_ptr<Stream>> streams_;  // by client stream id
+  std::shared_ptr<Upstream> upstream_;                  // the connection new streams go to
+  std::list<std::weak_ptr<Upstream>> upstreams_;        // every upstream connection still running
+  boost::asio::steady_timer client_wake_;
+  boost::asio::steady_timer closed_;  // never expires; cancelled when the connection ends
+  bool client_write_pending_ = false;
+  bool reading_done_ = false;
+  bool closing_ = false;
+  bool writing_ = false;
+  std::chrono::steady_clock::time_point write_started_;
+  std::chrono::steady_clock::time_point last_activity_;
+  std::chrono::steady_clock::time_point stalled_until_;
+};
+
+}  // namespace faultline::proxy

@@ -1,0 +1,257 @@
+// HTTP/2 through faultline-proxy in front of the REAL kube-apiserver: kubectl (client-go) and
+// curl --http2 negotiate h2 through it, the audit says `proto: h2`, DISABLE_HTTP2 and
+// --http1-only give the HTTP/1.1 mode, and every fault action is seen from real HTTP/2 clients
+// (kubectl, curl --http2, nghttp) hitting one stream while the others on the connection go on.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "proxy_test.hpp"
+
+namespace faultline::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class H2Test : public ProxyTest {
+ protected:
+  std::string proxy_url(const std::string& path, const std::string& listen = {}) {
+    return "https://" + (listen.empty() ? env->proxy_listen() : listen) + path;
+  }
+
+  // curl --http2 through the proxy: "<http_version> <status>" then the body.
+  CommandResult curl_h2(const std::string& args, const std::string& listen = {}) {
+    (void)listen;
+    // The User-Agent of the direct client: kube-apiserver pretty-prints JSON for curl's own.
+    return run_command("curl -sS --http2 -A faultline-proxy-integration-test --cacert " + shell_quote(env->var("FAULTLINE_CA_CERT")) + " " + args);
+  }
+
+  // nghttp (nghttp2's client): every URL as one stream of ONE connection; -v prints the frames.
+  CommandResult nghttp(const std::vector<std::string>& paths, const std::string& extra = {}) {
+    std::string cmd = "timeout 60 nghttp -v -n --no-dep " + extra;
+    for (const auto& p : paths) cmd += " " + shell_quote(proxy_url(p));
+    return run_command(cmd);
+  }
+
+  // The stream id nghttp used for `path` (from its "send HEADERS" frame dump).
+  static int stream_of(const std::string& out, const std::string& path) {
+    std::regex headers(R"(send HEADERS frame <[^>]*stream_id=(\d+)>)");
+    int current = 0;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, headers)) current = std::stoi(m[1]);
+      if (current && line.find(":path: " + path) != std::string::npos && line.find(":path: " + path + "?") == std::string::npos &&
+          line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0) {
+        return current;
+      }
+    }
+    return 0;
+  }
+  // The :status nghttp received on `stream` (0: none).
+  static int status_of(const std::string& out, int stream) {
+    std::regex status("recv \\(stream_id=" + std::to_string(stream) + "\\) :status: (\\d+)");
+    std::smatch m;
+    return std::regex_search(out, m, status) ? std::stoi(m[1]) : 0;
+  }
+  // The error code of the RST_STREAM nghttp received on `stream` ("" when none).
+  static std::string reset_of(const std::string& out, int stream) {
+    std::regex rst("recv RST_STREAM frame <[^>]*stream_id=" + std::to_string(stream) +
+                   ">\\s*\\(error_code=([A-Z_]+)");
+    std::smatch m;
+    return std::regex_search(out, m, rst) ? std::string(m[1]) : std::string();
+  }
+
+  // The audit line of the request whose path ends with `path_end` (waits for it).
+  std::string audit_line(const std::string& path_end) {
+    std::string needle = path_end + "\"";
+    std::string audit = audit_containing(needle);
+    std::istringstream in(audit);
+    std::string found;
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(needle) != std::string::npos) found = line;
+    }
+    return found;
+  }
+  std::string rule(const std::string& name, const std::string& object, const std::string& action) {
+    return "  - {name: " + name + ", match: {" + match_ns() + ", names: [" + object + "]}, when: {limit: 1}, action: " +
+           action + "}\n";
+  }
+};
+
+// ---- transparent ------------------------------------------------------------------------------
+
+TEST_F(H2Test, KubectlNegotiatesH2ThroughTheProxyAndTheAuditSaysSo) {
+  EXPECT_THAT(kubectl_proxied("-n " + ns_ + " create configmap over-h2 --from-literal=k=v"), HasSubstr("created"));
+  EXPECT_EQ(kubectl_proxied("-n " + ns_ + " get configmap over-h2 -o jsonpath={.data.k}"), "v");
+  EXPECT_THAT(kubectl_proxied("-n " + ns_ + " get configmaps -o name"), HasSubstr("configmap/over-h2"));
+  std::string line = audit_line(cm_path("over-h2"));
+  EXPECT_THAT(line, HasSubstr("\"method\":\"GET\""));
+  EXPECT_THAT(line, HasSubstr("\"proto\":\"h2\"")) << line;
+  EXPECT_THAT(line, HasSubstr("\"status\":200"));
+  EXPECT_THAT(audit_line(cm_path() + "?limit=500"), HasSubstr("\"proto\":\"h2\""));
+}
+
+TEST_F(H2Test, DisableHttp2MakesKubectlSpeakHttp1ThroughTheProxy) {
+  create_configmap("over-h1");
+  CommandResult r = run_command("DISABLE_HTTP2=1 " + kubectl_cmd(env->proxy->kubeconfig().string()) + " -n " + ns_ +
+                                " get configmap over-h1 -o name");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(audit_line(cm_path("over-h1")), HasSubstr("\"proto\":\"h1\""));
+}
+
+TEST_F(H2Test, CurlHttp2GetsTheSameBodyAsDirect) {
+  create_configmap("same");
+  CommandResult via = curl_h2("-w '\\n%{http_version} %{http_code}' " + shell_quote(proxy_url(cm_path("same"))));
+  ASSERT_EQ(via.exit_code, 0) << via.output;
+  EXPECT_THAT(via.output, HasSubstr("\n2 200"));
+  auto direct_client = direct();
+  Reply d = direct_client.request(http::verb::get, cm_path("same"));
+  EXPECT_EQ(via.output.substr(0, via.output.rfind('\n')), d.body);
+}
+
+TEST_F(H2Test, WatchStreamsOverH2WhileOtherStreamsGoOn) {
+  create_configmap("first");
+  // One connection: a watch (never ends by itself) and a GET after it; the GET is answered while
+  // the watch stays open, then nghttp gives up on the watch (timeout).
+  CommandResult r = nghttp({cm_path() + "?watch=1", cm_path("first")}, "--timeout=5");
+  int watch = stream_of(r.output, cm_path() + "?watch=1");
+  int get = stream_of(r.output, cm_path("first"));
+  ASSERT_GT(watch, 0) << r.output;
+  ASSERT_GT(get, 0) << r.output;
+  EXPECT_EQ(status_of(r.output, watch), 200) << r.output;
+  EXPECT_EQ(status_of(r.output, get), 200) << r.output;
+  EXPECT_THAT(audit_line(cm_path("first")), HasSubstr("\"proto\":\"h2\""));
+}
+
+TEST_F(H2Test, Http1OnlyFlagOffersOnlyHttp11) {
+  StackProxy h1(env->stack, "proxy-h1only", (env->dir() / "h1only-audit.jsonl").string(), std::nullopt,
+                {"--http1-only"});
+  CommandResult via = curl_h2("-o /dev/null -w '%{http_version} %{http_code}' " +
+                              shell_quote("https://" + h1.listen() + cm_path()));
+  EXPECT_EQ(via.output, "1.1 200");
+  CommandResult k = run_command(kubectl_cmd(h1.kubeconfig().string()) + " -n " + ns_ + " get configmaps");
+  EXPECT_EQ(k.exit_code, 0) << k.output;
+  EXPECT_TRUE(h1.stop());
+}
+
+// ---- per-stream faults --------------------------------------------------------------------------
+
+TEST_F(H2Test, RespondAnswersTheOneStreamWithAStatus) {
+  arm(rule("throttle", "limited", "{type: respond, code: 429, retryAfter: 2s}"));
+  CommandResult r = curl_h2("-i " + shell_quote(proxy_url(cm_path("limited"))));
+  EXPECT_THAT(r.output, HasSubstr("HTTP/2 429"));
+  EXPECT_THAT(r.output, HasSubstr("retry-after: 2"));
+  EXPECT_THAT(r.output, HasSubstr("\"reason\":\"TooManyRequests\""));
+  EXPECT_THAT(audit_line(cm_path("limited")), HasSubstr("\"rule\":\"throttle\""));
+}
+
+TEST_F(H2Test, ResetHitsOnlyItsStreamWithRstStreamInternalError) {
+  create_configmap("bystander");
+  arm(rule("rst", "victim", "{type: reset}"));
+  CommandResult r = nghttp({cm_path("victim"), cm_path("bystander")});
+  int victim = stream_of(r.output, cm_path("victim"));
+  int bystander = stream_of(r.output, cm_path("bystander"));
+  EXPECT_EQ(reset_of(r.output, victim), "INTERNAL_ERROR") << r.output;
+  EXPECT_EQ(status_of(r.output, victim), 0);
+  EXPECT_EQ(status_of(r.output, bystander), 200) << r.output;
+  EXPECT_EQ(fired("rst"), 1u);
+}
+
+TEST_F(H2Test, ResetFailsKubectlWithAStreamError) {
+  arm(rule("rst", "victim", "{type: reset}"));
+  CommandResult r = run_command(kubectl_cmd(env->proxy->kubeconfig().string()) + " -n " + ns_ + " get configmap victim");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("INTERNAL_ERROR")) << r.output;
+}
+
+TEST_F(H2Test, CloseHitsOnlyItsStreamWithRstStreamNoError) {
+  create_configmap("bystander");
+  arm(rule("fin", "victim", "{type: close}"));
+  CommandResult r = nghttp({cm_path("victim"), cm_path("bystander")});
+  int victim = stream_of(r.output, cm_path("victim"));
+  EXPECT_EQ(reset_of(r.output, victim), "NO_ERROR") << r.output;
+  EXPECT_EQ(status_of(r.output, stream_of(r.output, cm_path("bystander"))), 200) << r.output;
+}
+
+TEST_F(H2Test, HangHoldsItsStreamWhileTheOthersAreAnsweredThenResetsIt) {
+  create_configmap("bystander");
+  arm(rule("stuck", "victim", "{type: hang, duration: 2s}"));
+  CommandResult r = nghttp({cm_path("victim"), cm_path("bystander")});
+  int victim = stream_of(r.output, cm_path("victim"));
+  int bystander = stream_of(r.output, cm_path("bystander"));
+  EXPECT_EQ(status_of(r.output, bystander), 200) << r.output;
+  EXPECT_EQ(reset_of(r.output, victim), "NO_ERROR") << r.output;
+  // The bystander's answer came before the hung stream ended.
+  auto answered = r.output.find("recv (stream_id=" + std::to_string(bystander) + ") :status: 200");
+  auto ended = r.output.find("stream_id=" + std::to_string(victim) + ">\n          (error_code=NO_ERROR");
+  EXPECT_LT(answered, ended) << r.output;
+}
+
+TEST_F(H2Test, DelayAnswersLate) {
+  create_configmap("late");
+  arm(rule("slow", "late", "{type: delay, latency: 1500ms}"));
+  CommandResult r = curl_h2("-o /dev/null -w '%{http_code}' " + shell_quote(proxy_url(cm_path("late"))));
+  EXPECT_EQ(r.output, "200");
+  std::string line = audit_line(cm_path("late"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(line, m, std::regex("\"durationUs\":(\\d+)"))) << line;
+  EXPECT_GE(std::stoull(m[1]), 1500000u) << line;
+}
+
+TEST_F(H2Test, DropResponseCreatesUpstreamAndResetsTheStream) {
+  arm("  - {name: lost, match: {" + match_ns() + ", verbs: [create]}, when: {limit: 1}, action: {type: drop-response}}\n");
+  std::string body = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"dropped\"}}";
+  CommandResult r = curl_h2("-X POST -H 'Content-Type: application/json' --data-binary " + shell_quote(body) + " " +
+                            shell_quote(proxy_url(cm_path())));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("INTERNAL_ERROR"));
+  EXPECT_THAT(kubectl_direct("-n " + ns_ + " get configmap dropped -o name"), HasSubstr("configmap/dropped"));
+}
+
+// ---- connection faults ------------------------------------------------------------------------
+
+TEST_F(H2Test, GoawayGracefulAnswersItsStreamAndEndsTheConnection) {
+  create_configmap("last");
+  arm(rule("drain", "last", "{type: goaway}"));
+  CommandResult r = nghttp({cm_path("last")});
+  int last = stream_of(r.output, cm_path("last"));
+  EXPECT_EQ(status_of(r.output, last), 200) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("recv GOAWAY frame"));
+  EXPECT_THAT(r.output, HasSubstr("(last_stream_id=" + std::to_string(last) + ", error_code=NO_ERROR(0x00)"));
+}
+
+TEST_F(H2Test, GoawayAbruptIsRetriedByKubectlOnANewConnection) {
+  create_configmap("victim");
+  arm(rule("away", "victim", "{type: goaway, mode: abrupt, errorCode: ENHANCE_YOUR_CALM}"));
+  CommandResult n = nghttp({cm_path("victim")});
+  EXPECT_THAT(n.output, HasSubstr("error_code=ENHANCE_YOUR_CALM")) << n.output;
+  EXPECT_EQ(status_of(n.output, stream_of(n.output, cm_path("victim"))), 0) << n.output;
+  // client-go's transport retries a request the server never processed (stream id above the
+  // GOAWAY's last-stream-id) on a new connection: kubectl succeeds, the rule fired for it.
+  arm(rule("away", "victim", "{type: goaway, mode: abrupt}"));
+  EXPECT_THAT(kubectl_proxied("-n " + ns_ + " get configmap victim -o name"), HasSubstr("configmap/victim"));
+  EXPECT_EQ(fired("away"), 1u);
+}
+
+TEST_F(H2Test, StallLeavesPingsUnansweredSoClientGoHealthCheckDropsTheConnection) {
+  create_configmap("frozen");
+  arm(rule("freeze", "frozen", "{type: stall, duration: 20s}"));
+  // client-go's HTTP/2 health check: PING after 1 s without frames, give up 1 s later; then
+  // client-go retries the GET on a new connection (the rule fired once: limit 1).
+  CommandResult r = run_command("HTTP2_READ_IDLE_TIMEOUT_SECONDS=1 HTTP2_PING_TIMEOUT_SECONDS=1 timeout 60 " +
+                                kubectl_cmd(env->proxy->kubeconfig().string()) + " -n " + ns_ +
+                                " get configmap frozen -o name --request-timeout=15s");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("configmap/frozen"));
+  // The request reached the proxy twice: on the stalled connection and again on a new one.
+  auto rules = json::parse(admin("GET", "/v1/rules").body);
+  EXPECT_EQ(rules.at("rules").as_array()[0].at("matched").to_number<std::uint64_t>(), 2u) << rules;
+  EXPECT_EQ(fired("freeze"), 1u);
+}
+
+}  // namespace
+}  // namespace faultline::testing
