@@ -20,6 +20,7 @@ const std::map<std::string_view, std::string> required_attributes{
     {"delay", ", latency: 1s"},
     {"outage", ", mode: reset, duration: 1s"},
     {"watch-reset", ", afterEvents: 1"},
+    {"stall", ", duration: 1s"},
 };
 
 std::string minimal_action(std::string_view type) {
