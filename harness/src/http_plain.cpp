@@ -1,5 +1,6 @@
 #include "faultline/harness/http_plain.hpp"
 
+#include <boost/algorithm/string/case_conv.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/beast/core.hpp>
@@ -65,9 +66,7 @@ asio::awaitable<PlainResponse> http_call(std::string method, std::string url, st
     out.status = static_cast<int>(res.result_int());
     out.body = res.body();
     for (const auto& field : res) {
-        std::string name(field.name_string());
-        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        out.headers[name] = std::string(field.value());
+        out.headers[boost::algorithm::to_lower_copy(std::string(field.name_string()))] = std::string(field.value());
     }
     co_return out;
 }

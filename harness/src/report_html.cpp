@@ -1,6 +1,6 @@
 // report.html: self-contained (inline CSS and SVG, no scripts, no external resources).
+#include <fmt/format.h>
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
 #include "faultline/harness/report.hpp"
@@ -15,9 +15,7 @@ using detail::escape_markup;
 constexpr double kWidth = 900, kHeight = 320, kLeft = 60, kRight = 20, kTop = 20, kBottom = 40;
 
 std::string num(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-    return buf;
+    return fmt::format("{:.1f}", v);
 }
 
 struct Scale {
@@ -143,14 +141,11 @@ std::string render_html(const Report& r) {
 }
 
 void print_summary(const Report& r, std::ostream& out) {
-    char line[256];
     out << "\nfaultline: " << r.scenario << " on " << r.scheduler << " (seed " << r.seed << ")\n";
-    std::snprintf(line, sizeof line, "%-24s %-9s %-9s %7s  %s\n", "check", "expected", "result", "count", "summary");
-    out << line;
+    out << fmt::format("{:<24} {:<9} {:<9} {:>7}  {}\n", "check", "expected", "result", "count", "summary");
     for (const auto& c : r.checks) {
-        std::snprintf(line, sizeof line, "%-24s %-9s %-9s %7lld  ", c.name.c_str(), c.expected_violated ? "violated" : "ok",
-                      to_string(c.status).c_str(), static_cast<long long>(c.count));
-        out << line << c.summary << "\n";
+        out << fmt::format("{:<24} {:<9} {:<9} {:>7}  {}\n", c.name, c.expected_violated ? "violated" : "ok",
+                           to_string(c.status), c.count, c.summary);
     }
     out << "pods: " << r.pods_created << " created at " << num(r.create_rate_achieved) << "/s, " << r.stats.bound_pods
         << " bound, " << r.stats.stranded_pods << " stranded";

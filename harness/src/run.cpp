@@ -1,5 +1,6 @@
 #include "faultline/harness/run.hpp"
 
+#include <fmt/format.h>
 #include <boost/json.hpp>
 
 #include "faultline/harness/async.hpp"
@@ -18,11 +19,7 @@ using std::chrono::seconds;
 
 double since(SteadyTime t) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(); }
 
-std::string fmt(double v, int decimals = 1) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    return buf;
-}
+std::string fixed(double v, int decimals = 1) { return fmt::format("{:.{}f}", v, decimals); }
 
 // Polls the proxy's audit log in the background so nothing is evicted from its memory before we
 // read it. A failed poll (the admin API busy for a moment) is retried by the next one; reading
@@ -77,19 +74,19 @@ asio::awaitable<std::string> settle(PodWatcher& watcher, milliseconds quiet, con
         std::string state = std::to_string(c.bound) + "/" + std::to_string(c.live) + " bound, " +
                             std::to_string(c.running) + " Running";
         if (c.live > 0 && c.bound == c.live && c.running == c.live) {
-            progress("settled: " + state + " after " + fmt(since(start)) + "s", true);
-            co_return "settled: every live pod bound and Running (" + state + ") " + fmt(since(start)) + "s after the last phase";
+            progress("settled: " + state + " after " + fixed(since(start)) + "s", true);
+            co_return "settled: every live pod bound and Running (" + state + ") " + fixed(since(start)) + "s after the last phase";
         }
         if (quiet_for * 1000 >= static_cast<double>(quiet.count())) {
-            progress("settled by quiet period: " + state + ", nothing changed for " + fmt(quiet_for) + "s", true);
-            co_return "settled by quiet period: nothing changed for " + fmt(quiet_for) + "s (" + state + ")";
+            progress("settled by quiet period: " + state + ", nothing changed for " + fixed(quiet_for) + "s", true);
+            co_return "settled by quiet period: nothing changed for " + fixed(quiet_for) + "s (" + state + ")";
         }
         if (std::chrono::steady_clock::now() - start > give_up) {
-            progress("still changing after " + fmt(since(start)) + "s; checking anyway", true);
-            co_return "gave up settling after " + fmt(since(start)) + "s: pods kept changing (" + state + ")";
+            progress("still changing after " + fixed(since(start)) + "s; checking anyway", true);
+            co_return "gave up settling after " + fixed(since(start)) + "s: pods kept changing (" + state + ")";
         }
-        progress("settling: " + state + ", quiet for " + fmt(quiet_for) + "s (settle " +
-                     fmt(static_cast<double>(quiet.count()) / 1000) + "s)",
+        progress("settling: " + state + ", quiet for " + fixed(quiet_for) + "s (settle " +
+                     fixed(static_cast<double>(quiet.count()) / 1000) + "s)",
                  false);
         co_await sleep_for(milliseconds(500));
     }
@@ -236,8 +233,8 @@ private:
             r_.pods_created += static_cast<std::int64_t>(pr.created);
             created_seconds += pr.seconds;
             r_.notes.push_back("phase " + pr.name + ": " + std::to_string(pr.created) + "/" + std::to_string(pr.requested) +
-                               " pods created in " + fmt(pr.seconds, 2) + "s (" + fmt(pr.rate()) + " pods/s" +
-                               (phase.rate ? ", asked " + fmt(*phase.rate) + "/s" : std::string(", unpaced")) +
+                               " pods created in " + fixed(pr.seconds, 2) + "s (" + fixed(pr.rate()) + " pods/s" +
+                               (phase.rate ? ", asked " + fixed(*phase.rate) + "/s" : std::string(", unpaced")) +
                                ", concurrency " + std::to_string(phase.concurrency) + ")");
             if (pr.failed > 0) {
                 std::string why = pr.errors.empty() ? std::string() : ": " + pr.errors.front();

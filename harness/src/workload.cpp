@@ -1,7 +1,7 @@
 #include "faultline/harness/workload.hpp"
 
+#include <fmt/format.h>
 #include <boost/json.hpp>
-#include <cstdio>
 
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/token_bucket.hpp"
@@ -19,9 +19,7 @@ json::object string_map(const std::map<std::string, std::string>& m) {
 double elapsed(SteadyTime from, SteadyTime to) { return std::chrono::duration<double>(to - from).count(); }
 
 std::string rate_text(double r) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f/s", r);
-    return buf;
+    return fmt::format("{:.0f}/s", r);
 }
 
 using IndexTask = std::function<asio::awaitable<void>(std::uint64_t)>;
@@ -45,9 +43,7 @@ asio::awaitable<void> parallel_for(std::uint64_t count, unsigned workers, const 
 std::string node_name(std::uint64_t index) { return "kwok-node-" + std::to_string(index); }
 
 std::string pod_name(const std::string& phase, std::uint64_t index) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%05llu", static_cast<unsigned long long>(index));
-    return phase + "-" + buf;
+    return fmt::format("{}-{:05}", phase, index);
 }
 
 json::value make_node(const std::string& name, const std::map<std::string, std::string>& capacity) {

@@ -1,6 +1,7 @@
 // HTTP/2 relay of one client connection (see h2_session.hpp).
 #include "h2_session.hpp"
 
+#include <boost/algorithm/string/case_conv.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -17,12 +18,13 @@
 
 #include "faultline/net/tls.hpp"
 #include "faultline/proxy/headers.hpp"
+#include "faultline/net/async.hpp"
 #include "session.hpp"
 
 namespace faultline::proxy {
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+using net::use_tuple;
 using namespace asio::experimental::awaitable_operators;
 
 // Largest upstream response header list (as for HTTP/1.1: kube-apiserver's are a few hundred
@@ -38,12 +40,6 @@ nghttp2_nv make_nv(const std::string& name, const std::string& value) {
   return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
           reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
           NGHTTP2_NV_FLAG_NONE};
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
@@ -586,7 +582,7 @@ void H2Connection::answer(Stream& s, const faults::HttpResponse& requested) {
   bool bodiless = response.code == 204 || response.code == 304;
   bool head = s.method == "HEAD";
   for (const auto& h : response.headers) {
-    auto name = lower(h.name);
+    auto name = boost::algorithm::to_lower_copy(std::string(h.name));
     if (name == "content-length" || name == "connection") continue;
     storage.push_back(std::move(name));
     storage.push_back(h.value);

@@ -2,6 +2,7 @@
 // (etcd, kube-apiserver, kwok), started once for this test program in a temporary run dir.
 #include "faultline/harness/kube_client.hpp"
 
+#include <boost/algorithm/string/case_conv.hpp>
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -23,8 +24,8 @@ protected:
     void SetUp() override {
         ASSERT_TRUE(g_api->stack.started()) << "the local stack did not start:\n" << g_api->stack.log();
         client = make_client(KubeClientOptions{});
-        ns = "kube-client-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
-        for (auto& c : ns) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        ns = boost::algorithm::to_lower_copy("kube-client-" +
+                                             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
         run(client->create("/api/v1/namespaces", json::object{{"apiVersion", "v1"}, {"kind", "Namespace"},
                                                                {"metadata", {{"name", ns}}}}));
     }

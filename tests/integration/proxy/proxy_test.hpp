@@ -2,6 +2,7 @@
 // The fixture of the tests against the real kube-apiserver (apiserver_test.cpp, h2_test.cpp: one
 // program, one local stack): kubectl direct and through the proxy, the admin API, scenarios.
 
+#include <boost/algorithm/string/case_conv.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -34,8 +35,7 @@ class ProxyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(env->ready()) << env->why_not_ready();
-    ns_ = "it-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name());
-    for (auto& c : ns_) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    ns_ = boost::algorithm::to_lower_copy("it-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     ns_ = ns_.substr(0, 60);
     kubectl_direct("create namespace " + ns_);
   }

@@ -2,6 +2,7 @@
 // A blocking HTTPS/1.1 client for the proxy's integration tests: what a client sees (status,
 // headers, body, the error that ended the connection), nothing interpreted.
 
+#include <boost/algorithm/string/case_conv.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -80,9 +81,7 @@ class TlsClient {
     if (reply.error) return drop(reply);
     reply.status = parser.get().result_int();
     for (const auto& field : parser.get()) {
-      std::string name(field.name_string());
-      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      reply.headers.emplace(name, std::string(field.value()));
+      reply.headers.emplace(boost::algorithm::to_lower_copy(std::string(field.name_string())), std::string(field.value()));
     }
     char chunk[64 * 1024];
     while (!parser.is_done()) {

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "faultline/net/async.hpp"
 #include "faultline/net/tls.hpp"
 
 namespace faultline::relaytest {
@@ -35,7 +36,7 @@ using tcp = asio::ip::tcp;
 using Stream = beast::ssl_stream<tcp::socket>;
 
 namespace {
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+using faultline::net::use_tuple;
 constexpr std::size_t kPiece = 64 * 1024;
 }  // namespace
 

@@ -22,17 +22,15 @@
 #include <string>
 #include <vector>
 
+#include "faultline/net/async.hpp"
+
 namespace faultline::harness {
 
 namespace asio = boost::asio;
 
-// Completion token: the operation's error code comes back in a tuple instead of as an exception.
-// TODO(merge): proxy/net is getting one shared use_tuple/throw_if header; use it once it is on main.
-inline constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-
-inline void throw_if(const boost::system::error_code& ec, const char* what) {
-    if (ec) throw boost::system::system_error(ec, what);
-}
+// The completion token and the throw helper of the proxy's coroutines (faultline/net/async.hpp).
+using net::throw_if;
+using net::use_tuple;
 
 // Waits `d` on the current executor. A cancelled wait throws (operation_aborted), like any
 // operation of a cancelled coroutine.
