@@ -36,9 +36,9 @@ static_assert(names_are_unique(), "two Action alternatives share a `type` name")
 template <std::size_t... I>
 std::optional<Action> parse_named(std::string_view type, detail::MapReader& reader, std::index_sequence<I...>) {
   std::optional<Action> action;
-  ((std::variant_alternative_t<I, Action>::type == type &&
-    (action.emplace(std::in_place_index<I>, std::variant_alternative_t<I, Action>::parse(reader)), true)) ||
-   ...);
+  static_cast<void>(((std::variant_alternative_t<I, Action>::type == type &&
+                      (action.emplace(std::in_place_index<I>, std::variant_alternative_t<I, Action>::parse(reader)), true)) ||
+                     ...));
   return action;
 }
 
