@@ -1,3 +1,4 @@
+#include <cstdint>
 #include "faultline/net/rfc3339.hpp"
 
 #include <fmt/format.h>
@@ -11,9 +12,20 @@ using namespace std::chrono;
 
 std::string format_rfc3339(system_clock::time_point t, unsigned fraction_digits) {
   fraction_digits = std::min(fraction_digits, 9u);
-  const auto day = floor<days>(t);
+  // Split into whole seconds and nanoseconds in integers first: near the clock's minimum, a day
+  // (or second) boundary below t cannot be expressed in nanoseconds, and chrono's subtraction
+  // would overflow.
+  const std::int64_t ns = t.time_since_epoch().count();
+  std::int64_t secs = ns / 1'000'000'000;
+  std::int64_t sub = ns % 1'000'000'000;
+  if (sub < 0) {
+    sub += 1'000'000'000;
+    --secs;
+  }
+  const sys_seconds whole{seconds{secs}};
+  const auto day = floor<days>(whole);
   const year_month_day date{day};
-  const hh_mm_ss time{floor<nanoseconds>(t - day)};
+  const hh_mm_ss time{duration_cast<nanoseconds>(whole - day) + nanoseconds{sub}};
   std::string out = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", static_cast<int>(date.year()),
                                 static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
                                 time.hours().count(), time.minutes().count(), time.seconds().count());

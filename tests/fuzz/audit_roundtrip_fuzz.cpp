@@ -44,8 +44,11 @@ std::chrono::system_clock::time_point timestamp(std::string_view text) {
   using std::chrono::duration_cast;
   using std::chrono::microseconds;
   using clock = std::chrono::system_clock;
-  const std::int64_t lo = duration_cast<microseconds>(clock::time_point::min().time_since_epoch()).count() + 1;
-  const std::int64_t hi = duration_cast<microseconds>(clock::time_point::max().time_since_epoch()).count() - 1;
+  // One day inside the clock's ends: RFC 3339 parsing works from a day boundary, which must itself
+  // be representable in nanoseconds (years 1677 and 2262 are not audit times).
+  constexpr std::int64_t kDayUs = 86'400'000'000;
+  const std::int64_t lo = duration_cast<microseconds>(clock::time_point::min().time_since_epoch()).count() + kDayUs;
+  const std::int64_t hi = duration_cast<microseconds>(clock::time_point::max().time_since_epoch()).count() - kDayUs;
   auto us = number<std::int64_t>(text);
   if (us < lo || us > hi) {
     us = lo + static_cast<std::int64_t>(static_cast<std::uint64_t>(us) % static_cast<std::uint64_t>(hi - lo + 1));
