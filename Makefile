@@ -55,7 +55,7 @@ TSAN_TARGETS   := faults_unit_tests proxy_net_unit proxy_relay_unit proxy_admin_
                   relay_integration_test faultline-proxy
 
 .PHONY: deps build check sanitize tsan fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
-        repro-3355 soak bench stack-up stack-down stack-status lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+        repro-3355 soak bench stack-up stack-down stack-status format lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 deps:
 	@scripts/install-deps --check >/dev/null || scripts/install-deps
@@ -142,9 +142,19 @@ test: build components
 test-chaos: build components
 	cd $(BUILD_DIR) && ctest -R '^e2e\.Chaos' --output-on-failure $(CTEST_ARGS)
 
-# Every shell script of the project (files under scripts/ that start with a bash shebang).
+# The C++ sources of the project.
+CXX_SOURCES = $$(git ls-files '*.cpp' '*.hpp' '*.h')
+CLANG_FORMAT ?= clang-format-14
+
+# Applies .clang-format to every C++ source.
+format: deps
+	$(CLANG_FORMAT) -i $(CXX_SOURCES)
+
+# Every shell script of the project (files under scripts/ that start with a bash shebang), and every
+# C++ source in the style of .clang-format (`make format` fixes what this reports).
 lint: deps
 	shellcheck .ci/run $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts)
+	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
 
 stack-up: build components
 	scripts/stack up --scheduler $(SCHEDULER) --proxy-bin $(BUILD_DIR)/proxy/faultline-proxy

@@ -1,4 +1,6 @@
 // faultline-harness: runs a scenario against a cluster and reports whether it came back consistent.
+#include <sys/resource.h>
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
 #include <cstdio>
@@ -8,8 +10,6 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/scenario.hpp"
@@ -25,276 +25,283 @@ namespace {
 
 // KEY=VALUE lines as scripts/stack writes them (DIR/env).
 std::map<std::string, std::string> read_env_file(const std::string& path) {
-    std::map<std::string, std::string> out;
-    if (path.empty()) return out;
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot read --env file " + path);
-    std::string line;
-    while (std::getline(in, line)) {
-        auto eq = line.find('=');
-        if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
-        out[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-    return out;
+  std::map<std::string, std::string> out;
+  if (path.empty()) return out;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read --env file " + path);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto eq = line.find('=');
+    if (line.empty() || line[0] == '#' || eq == std::string::npos) continue;
+    out[line.substr(0, eq)] = line.substr(eq + 1);
+  }
+  return out;
 }
 
 // A flag wins over the env file, which wins over the process environment.
 void default_from(std::string& value, const std::map<std::string, std::string>& file, const char* key) {
-    if (!value.empty()) return;
-    if (auto it = file.find(key); it != file.end() && !it->second.empty()) {
-        value = it->second;
-    } else if (const char* v = std::getenv(key); v != nullptr) {
-        value = v;
-    }
+  if (!value.empty()) return;
+  if (auto it = file.find(key); it != file.end() && !it->second.empty()) {
+    value = it->second;
+  } else if (const char* v = std::getenv(key); v != nullptr) {
+    value = v;
+  }
 }
 
 // scripts/components' yunikorn-build.json (which YuniKorn build runs), checked to be a JSON object
 // of at most 64 KiB; report.json carries it as cluster.yunikornBuild.
 std::string read_yunikorn_build(const std::string& path) {
-    constexpr std::size_t max_bytes = 64 * 1024;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read the YuniKorn build info " + path);
-    std::string text(max_bytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    if (text.size() > max_bytes) throw std::runtime_error("YuniKorn build info " + path + " is over 64 KiB");
-    boost::system::error_code ec;
-    auto doc = boost::json::parse(text, ec);
-    if (ec || !doc.is_object()) throw std::runtime_error("YuniKorn build info " + path + " is not a JSON object");
-    return boost::json::serialize(doc);
+  constexpr std::size_t max_bytes = 64 * 1024;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read the YuniKorn build info " + path);
+  std::string text(max_bytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > max_bytes) throw std::runtime_error("YuniKorn build info " + path + " is over 64 KiB");
+  boost::system::error_code ec;
+  auto doc = boost::json::parse(text, ec);
+  if (ec || !doc.is_object()) throw std::runtime_error("YuniKorn build info " + path + " is not a JSON object");
+  return boost::json::serialize(doc);
 }
 
 // A live status line on a terminal; plain lines (final ones, and one every 5 s) otherwise.
 class ConsoleProgress {
-public:
-    ConsoleProgress() : tty_(isatty(fileno(stderr)) != 0) {}
-    void operator()(const std::string& line, bool final) {
-        std::lock_guard lock(mutex_);
-        if (tty_) {
-            std::fprintf(stderr, "\r\033[K%s%s", line.c_str(), final ? "\n" : "");
-        } else {
-            auto now = std::chrono::steady_clock::now();
-            if (!final && now - last_ < std::chrono::seconds(5)) return;
-            last_ = now;
-            std::fprintf(stderr, "%s\n", line.c_str());
-        }
-        std::fflush(stderr);
+ public:
+  ConsoleProgress() : tty_(isatty(fileno(stderr)) != 0) {}
+  void operator()(const std::string& line, bool final) {
+    std::lock_guard lock(mutex_);
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K%s%s", line.c_str(), final ? "\n" : "");
+    } else {
+      auto now = std::chrono::steady_clock::now();
+      if (!final && now - last_ < std::chrono::seconds(5)) return;
+      last_ = now;
+      std::fprintf(stderr, "%s\n", line.c_str());
     }
+    std::fflush(stderr);
+  }
 
-private:
-    bool tty_;
-    std::mutex mutex_;
-    std::chrono::steady_clock::time_point last_{};
+ private:
+  bool tty_;
+  std::mutex mutex_;
+  std::chrono::steady_clock::time_point last_{};
 };
 
 std::string default_out_dir(const std::string& scenario) {
-    std::string stamp = faultline::net::format_rfc3339(fh::WallClock::now(), 0).substr(0, 19);
-    for (auto& c : stamp) if (c == ':') c = '-';
-    return ".run/reports/" + scenario + "-" + stamp;
+  std::string stamp = faultline::net::format_rfc3339(fh::WallClock::now(), 0).substr(0, 19);
+  for (auto& c : stamp)
+    if (c == ':') c = '-';
+  return ".run/reports/" + scenario + "-" + stamp;
 }
 
 std::vector<std::string> split_list(const std::string& text) {
-    std::vector<std::string> out;
-    std::stringstream s(text);
-    std::string item;
-    while (std::getline(s, item, ',')) {
-        if (!item.empty()) out.push_back(item);
-    }
-    return out;
+  std::vector<std::string> out;
+  std::stringstream s(text);
+  std::string item;
+  while (std::getline(s, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
 }
 
 // A scenario file read once (within the scenario file bounds: a regular file, at most 1 MiB) and
 // loaded; nullopt after printing its errors.
 struct LoadedScenario {
-    std::string text;
-    std::shared_ptr<const ff::Scenario> scenario;
+  std::string text;
+  std::shared_ptr<const ff::Scenario> scenario;
 };
 
 std::optional<LoadedScenario> load_or_print(const std::string& file) {
-    try {
-        LoadedScenario loaded;
-        loaded.text = ff::read_scenario_file(file);
-        loaded.scenario = ff::load_scenario_text(loaded.text, file);
-        return loaded;
-    } catch (const ff::ScenarioError& e) {
-        for (const auto& err : e.errors()) std::cerr << err << "\n";
-        return std::nullopt;
-    }
+  try {
+    LoadedScenario loaded;
+    loaded.text = ff::read_scenario_file(file);
+    loaded.scenario = ff::load_scenario_text(loaded.text, file);
+    return loaded;
+  } catch (const ff::ScenarioError& e) {
+    for (const auto& err : e.errors()) std::cerr << err << "\n";
+    return std::nullopt;
+  }
 }
 
 // Creation throughput of the harness's own create path against a real apiserver: one paced
 // phase, nothing else running in the harness. The pods are deleted afterwards.
 int run_bench(const std::string& env_file, std::string kubeconfig, const std::string& ns, std::uint64_t pods,
               double rate, std::uint64_t concurrency) {
-    try {
-        auto env = read_env_file(env_file);
-        default_from(kubeconfig, env, "FAULTLINE_ADMIN_KUBECONFIG");
-        fh::KubeClientOptions options;
-        options.cluster = faultline::net::load_kubeconfig(kubeconfig);
-        boost::asio::io_context ioc;
-        fh::KubeClient client(ioc.get_executor(), options);
-        ff::Workload spec;
-        spec.namespace_ = ns;
-        ff::Phase phase;
-        phase.name = "bench";
-        phase.pods = pods;
-        phase.concurrency = concurrency;
-        if (rate > 0) phase.rate = rate;
-        phase.pod_template.scheduler_name = "faultline-bench-nobody";  // no scheduler picks these up
-        phase.pod_template.requests = {{"cpu", "10m"}, {"memory", "16Mi"}};
-        ConsoleProgress progress;
-        fh::Workload workload(client, spec, "kube-scheduler",
-                              [&progress](const std::string& line, bool final) { progress(line, final); });
-        fh::run_blocking(ioc, workload.ensure_namespace());
-        fh::run_blocking(ioc, workload.delete_leftover_pods(std::chrono::seconds(300)));
-        auto nothing_to_arm = []() -> boost::asio::awaitable<void> { co_return; };
-        auto no_status = [] { return std::string("no scheduler"); };
-        fh::PhaseResult r = fh::run_blocking(ioc, workload.run_phase(phase, nothing_to_arm, no_status));
-        std::printf("bench: %llu/%llu pods created in %.3f s = %.1f pods/s (target %s, concurrency %llu, %llu failed)\n",
-                    static_cast<unsigned long long>(r.created), static_cast<unsigned long long>(pods), r.seconds,
-                    r.rate(), rate > 0 ? std::to_string(static_cast<long long>(rate)).c_str() : "unpaced",
-                    static_cast<unsigned long long>(concurrency), static_cast<unsigned long long>(r.failed));
-        // The harness's own CPU time per pod shows whether the harness or the apiserver limits the rate.
-        rusage usage{};
-        getrusage(RUSAGE_SELF, &usage);
-        double cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-                     static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-        std::printf("bench: harness CPU %.2f s in total, %.3f ms per pod created (includes setup and leftover cleanup)\n", cpu,
-                    r.created > 0 ? cpu * 1000 / static_cast<double>(r.created) : 0.0);
-        for (const auto& [kind, n] : client.retries()) std::printf("bench: retried %s: %lld\n", kind.c_str(), static_cast<long long>(n));
-        for (const auto& e : r.errors) std::printf("bench: error: %s\n", e.c_str());
-        fh::run_blocking(ioc, workload.delete_leftover_pods(std::chrono::seconds(300)));
-        return r.failed == 0 ? 0 : 1;
-    } catch (const std::exception& e) {
-        std::cerr << "faultline-harness bench: " << e.what() << "\n";
-        return 2;
-    }
+  try {
+    auto env = read_env_file(env_file);
+    default_from(kubeconfig, env, "FAULTLINE_ADMIN_KUBECONFIG");
+    fh::KubeClientOptions options;
+    options.cluster = faultline::net::load_kubeconfig(kubeconfig);
+    boost::asio::io_context ioc;
+    fh::KubeClient client(ioc.get_executor(), options);
+    ff::Workload spec;
+    spec.namespace_ = ns;
+    ff::Phase phase;
+    phase.name = "bench";
+    phase.pods = pods;
+    phase.concurrency = concurrency;
+    if (rate > 0) phase.rate = rate;
+    phase.pod_template.scheduler_name = "faultline-bench-nobody";  // no scheduler picks these up
+    phase.pod_template.requests = {{"cpu", "10m"}, {"memory", "16Mi"}};
+    ConsoleProgress progress;
+    fh::Workload workload(client, spec, "kube-scheduler",
+                          [&progress](const std::string& line, bool final) { progress(line, final); });
+    fh::run_blocking(ioc, workload.ensure_namespace());
+    fh::run_blocking(ioc, workload.delete_leftover_pods(std::chrono::seconds(300)));
+    auto nothing_to_arm = []() -> boost::asio::awaitable<void> { co_return; };
+    auto no_status = [] { return std::string("no scheduler"); };
+    fh::PhaseResult r = fh::run_blocking(ioc, workload.run_phase(phase, nothing_to_arm, no_status));
+    std::printf("bench: %llu/%llu pods created in %.3f s = %.1f pods/s (target %s, concurrency %llu, %llu failed)\n",
+                static_cast<unsigned long long>(r.created), static_cast<unsigned long long>(pods), r.seconds, r.rate(),
+                rate > 0 ? std::to_string(static_cast<long long>(rate)).c_str() : "unpaced",
+                static_cast<unsigned long long>(concurrency), static_cast<unsigned long long>(r.failed));
+    // The harness's own CPU time per pod shows whether the harness or the apiserver limits the rate.
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    double cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                 static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    std::printf("bench: harness CPU %.2f s in total, %.3f ms per pod created (includes setup and leftover cleanup)\n",
+                cpu, r.created > 0 ? cpu * 1000 / static_cast<double>(r.created) : 0.0);
+    for (const auto& [kind, n] : client.retries())
+      std::printf("bench: retried %s: %lld\n", kind.c_str(), static_cast<long long>(n));
+    for (const auto& e : r.errors) std::printf("bench: error: %s\n", e.c_str());
+    fh::run_blocking(ioc, workload.delete_leftover_pods(std::chrono::seconds(300)));
+    return r.failed == 0 ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "faultline-harness bench: " << e.what() << "\n";
+    return 2;
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"faultline-harness: drive a scenario's workload and faults, then check the end state"};
-    app.require_subcommand(1);
+  CLI::App app{"faultline-harness: drive a scenario's workload and faults, then check the end state"};
+  app.require_subcommand(1);
 
-    std::string scenario_file, env_file, kubeconfig, context, scheduler, yunikorn_url, proxy_url, out_dir, expect;
-    std::string settle, yunikorn_build;
-    std::uint64_t nodes = 0;
-    std::uint64_t pods = 0;
-    std::uint64_t seed = 0;
-    double rate = 0;
-    bool no_expect = false;
-    unsigned node_concurrency = 16;
+  std::string scenario_file, env_file, kubeconfig, context, scheduler, yunikorn_url, proxy_url, out_dir, expect;
+  std::string settle, yunikorn_build;
+  std::uint64_t nodes = 0;
+  std::uint64_t pods = 0;
+  std::uint64_t seed = 0;
+  double rate = 0;
+  bool no_expect = false;
+  unsigned node_concurrency = 16;
 
-    auto* run = app.add_subcommand("run", "run a scenario and write report.json, junit.xml and report.html");
-    run->add_option("scenario", scenario_file, "scenario YAML file")->required()->check(CLI::ExistingFile);
-    run->add_option("--env", env_file, "stack env file (scripts/stack up writes RUN_DIR/env) for the defaults below");
-    run->add_option("--kubeconfig", kubeconfig, "admin kubeconfig (default $FAULTLINE_ADMIN_KUBECONFIG, then $KUBECONFIG)");
-    run->add_option("--context", context, "kubeconfig context (default: current)");
-    run->add_option("--scheduler", scheduler, "yunikorn | kube-scheduler (default $FAULTLINE_SCHEDULER, else yunikorn)");
-    run->add_option("--yunikorn-url", yunikorn_url, "YuniKorn REST API (default $FAULTLINE_YUNIKORN_URL)");
-    run->add_option("--yunikorn-build", yunikorn_build,
-                    "the YuniKorn build's yunikorn-build.json, recorded in report.json (default $FAULTLINE_YUNIKORN_BUILD)");
-    run->add_option("--proxy-admin-url", proxy_url, "faultline-proxy admin API (default $FAULTLINE_PROXY_ADMIN_URL)");
-    run->add_option("--out", out_dir, "report directory (default .run/reports/<scenario>-<time>)");
-    run->add_option("--nodes", nodes, "override the number of KWOK nodes")->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000}));
-    run->add_option("--pods", pods, "override the first phase's pod count");
-    run->add_option("--rate", rate, "override the first phase's creation rate (pods/s)");
-    auto* seed_option = run->add_option("--seed", seed, "override the scenario's seed (the proxy's fault decisions)");
-    run->add_option("--settle", settle, "override checks.settle (e.g. 30s)");
-    run->add_option("--expect", expect, "override checks.expect (comma-separated check names)");
-    run->add_flag("--no-expect", no_expect, "expect no violation (a control run)");
-    run->add_option("--node-concurrency", node_concurrency, "parallel node creations")->check(CLI::Range(1u, 256u));
+  auto* run = app.add_subcommand("run", "run a scenario and write report.json, junit.xml and report.html");
+  run->add_option("scenario", scenario_file, "scenario YAML file")->required()->check(CLI::ExistingFile);
+  run->add_option("--env", env_file, "stack env file (scripts/stack up writes RUN_DIR/env) for the defaults below");
+  run->add_option("--kubeconfig", kubeconfig,
+                  "admin kubeconfig (default $FAULTLINE_ADMIN_KUBECONFIG, then $KUBECONFIG)");
+  run->add_option("--context", context, "kubeconfig context (default: current)");
+  run->add_option("--scheduler", scheduler, "yunikorn | kube-scheduler (default $FAULTLINE_SCHEDULER, else yunikorn)");
+  run->add_option("--yunikorn-url", yunikorn_url, "YuniKorn REST API (default $FAULTLINE_YUNIKORN_URL)");
+  run->add_option(
+      "--yunikorn-build", yunikorn_build,
+      "the YuniKorn build's yunikorn-build.json, recorded in report.json (default $FAULTLINE_YUNIKORN_BUILD)");
+  run->add_option("--proxy-admin-url", proxy_url, "faultline-proxy admin API (default $FAULTLINE_PROXY_ADMIN_URL)");
+  run->add_option("--out", out_dir, "report directory (default .run/reports/<scenario>-<time>)");
+  run->add_option("--nodes", nodes, "override the number of KWOK nodes")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000}));
+  run->add_option("--pods", pods, "override the first phase's pod count");
+  run->add_option("--rate", rate, "override the first phase's creation rate (pods/s)");
+  auto* seed_option = run->add_option("--seed", seed, "override the scenario's seed (the proxy's fault decisions)");
+  run->add_option("--settle", settle, "override checks.settle (e.g. 30s)");
+  run->add_option("--expect", expect, "override checks.expect (comma-separated check names)");
+  run->add_flag("--no-expect", no_expect, "expect no violation (a control run)");
+  run->add_option("--node-concurrency", node_concurrency, "parallel node creations")->check(CLI::Range(1u, 256u));
 
-    auto* bench = app.add_subcommand("bench", "measure the pod creation rate the harness achieves (creates, then deletes pods)");
-    std::uint64_t bench_pods = 3000;
-    double bench_rate = 0;
-    std::uint64_t bench_concurrency = 16;
-    std::string bench_ns = "faultline-bench";
-    bench->add_option("--env", env_file, "stack env file for the kubeconfig");
-    bench->add_option("--kubeconfig", kubeconfig, "admin kubeconfig (default $FAULTLINE_ADMIN_KUBECONFIG, then $KUBECONFIG)");
-    bench->add_option("--pods", bench_pods, "pods to create");
-    bench->add_option("--rate", bench_rate, "target rate in pods/s (0: as fast as the connections go)");
-    bench->add_option("--concurrency", bench_concurrency, "parallel connections")->check(CLI::Range(1, 256));
-    bench->add_option("--namespace", bench_ns, "namespace for the benchmark's pods");
+  auto* bench =
+      app.add_subcommand("bench", "measure the pod creation rate the harness achieves (creates, then deletes pods)");
+  std::uint64_t bench_pods = 3000;
+  double bench_rate = 0;
+  std::uint64_t bench_concurrency = 16;
+  std::string bench_ns = "faultline-bench";
+  bench->add_option("--env", env_file, "stack env file for the kubeconfig");
+  bench->add_option("--kubeconfig", kubeconfig,
+                    "admin kubeconfig (default $FAULTLINE_ADMIN_KUBECONFIG, then $KUBECONFIG)");
+  bench->add_option("--pods", bench_pods, "pods to create");
+  bench->add_option("--rate", bench_rate, "target rate in pods/s (0: as fast as the connections go)");
+  bench->add_option("--concurrency", bench_concurrency, "parallel connections")->check(CLI::Range(1, 256));
+  bench->add_option("--namespace", bench_ns, "namespace for the benchmark's pods");
 
-    auto* validate = app.add_subcommand("validate", "load and validate a scenario file, print its errors");
-    std::string validate_file;
-    validate->add_option("scenario", validate_file, "scenario YAML file")->required();
+  auto* validate = app.add_subcommand("validate", "load and validate a scenario file, print its errors");
+  std::string validate_file;
+  validate->add_option("scenario", validate_file, "scenario YAML file")->required();
 
-    CLI11_PARSE(app, argc, argv);
+  CLI11_PARSE(app, argc, argv);
 
-    if (*validate) {
-        auto loaded = load_or_print(validate_file);
-        if (!loaded) return 2;
-        const auto& sc = loaded->scenario;
-        std::cout << validate_file << ": ok (" << sc->faults.size() << " fault rules, "
-                  << (sc->workload ? sc->workload->phases.size() : 0) << " phases)\n";
-        return 0;
-    }
-
-    if (*bench) return run_bench(env_file, kubeconfig, bench_ns, bench_pods, bench_rate, bench_concurrency);
-
-    fh::RunOptions o;
-    try {
-        auto env = read_env_file(env_file);
-        default_from(kubeconfig, env, "FAULTLINE_ADMIN_KUBECONFIG");
-        default_from(scheduler, env, "FAULTLINE_SCHEDULER");
-        default_from(yunikorn_url, env, "FAULTLINE_YUNIKORN_URL");
-        default_from(proxy_url, env, "FAULTLINE_PROXY_ADMIN_URL");
-        default_from(o.proxy_admin_token, env, "FAULTLINE_PROXY_ADMIN_TOKEN");
-        default_from(yunikorn_build, env, "FAULTLINE_YUNIKORN_BUILD");
-        if (!yunikorn_build.empty()) yunikorn_build = read_yunikorn_build(yunikorn_build);
-    } catch (const std::exception& e) {
-        std::cerr << "faultline-harness: " << e.what() << "\n";
-        return 2;
-    }
-    auto loaded = load_or_print(scenario_file);
+  if (*validate) {
+    auto loaded = load_or_print(validate_file);
     if (!loaded) return 2;
-    auto sc = loaded->scenario;
-    std::string text = std::move(loaded->text);
-    if (seed_option->count() > 0) {
-        text = fh::scenario_with_seed(text, seed);
-        try {
-            sc = ff::load_scenario_text(text, scenario_file);
-        } catch (const ff::ScenarioError& e) {
-            for (const auto& err : e.errors()) std::cerr << err << "\n";
-            return 2;
-        }
-    }
+    const auto& sc = loaded->scenario;
+    std::cout << validate_file << ": ok (" << sc->faults.size() << " fault rules, "
+              << (sc->workload ? sc->workload->phases.size() : 0) << " phases)\n";
+    return 0;
+  }
 
-    o.kubeconfig = kubeconfig;
-    o.context = context;
-    o.scheduler = scheduler.empty() ? "yunikorn" : scheduler;
-    o.yunikorn_url = o.scheduler == "yunikorn" ? yunikorn_url : std::string();
-    o.proxy_admin_url = proxy_url;
-    o.out_dir = out_dir.empty() ? default_out_dir(sc->metadata.name.empty() ? "scenario" : sc->metadata.name) : out_dir;
-    if (nodes > 0) o.nodes = nodes;
-    if (pods > 0) o.pods = pods;
-    if (rate > 0) o.rate = rate;
-    if (!settle.empty()) {
-        auto d = ff::parse_duration(settle);
-        if (!d) {
-            std::cerr << "faultline-harness: --settle: " << ff::duration_problem(settle) << "\n";
-            return 2;
-        }
-        o.settle = *d;
-    }
-    if (no_expect) o.expect = std::vector<std::string>{};
-    else if (!expect.empty()) o.expect = split_list(expect);
-    o.node_concurrency = node_concurrency;
+  if (*bench) return run_bench(env_file, kubeconfig, bench_ns, bench_pods, bench_rate, bench_concurrency);
 
-    ConsoleProgress progress;
-    fh::ProgressFn progress_fn = [&progress](const std::string& line, bool final) { progress(line, final); };
-    fh::Report report = fh::run_scenario(o, *sc, text, progress_fn);
-    if (report.scheduler == "yunikorn") report.yunikorn_build = yunikorn_build;
+  fh::RunOptions o;
+  try {
+    auto env = read_env_file(env_file);
+    default_from(kubeconfig, env, "FAULTLINE_ADMIN_KUBECONFIG");
+    default_from(scheduler, env, "FAULTLINE_SCHEDULER");
+    default_from(yunikorn_url, env, "FAULTLINE_YUNIKORN_URL");
+    default_from(proxy_url, env, "FAULTLINE_PROXY_ADMIN_URL");
+    default_from(o.proxy_admin_token, env, "FAULTLINE_PROXY_ADMIN_TOKEN");
+    default_from(yunikorn_build, env, "FAULTLINE_YUNIKORN_BUILD");
+    if (!yunikorn_build.empty()) yunikorn_build = read_yunikorn_build(yunikorn_build);
+  } catch (const std::exception& e) {
+    std::cerr << "faultline-harness: " << e.what() << "\n";
+    return 2;
+  }
+  auto loaded = load_or_print(scenario_file);
+  if (!loaded) return 2;
+  auto sc = loaded->scenario;
+  std::string text = std::move(loaded->text);
+  if (seed_option->count() > 0) {
+    text = fh::scenario_with_seed(text, seed);
     try {
-        fh::write_reports(report, o.out_dir);
-    } catch (const std::exception& e) {
-        std::cerr << "faultline-harness: writing reports: " << e.what() << "\n";
-        report.verdict = fh::Verdict::error;
+      sc = ff::load_scenario_text(text, scenario_file);
+    } catch (const ff::ScenarioError& e) {
+      for (const auto& err : e.errors()) std::cerr << err << "\n";
+      return 2;
     }
-    fh::print_summary(report, std::cout);
-    std::cout << "reports: " << o.out_dir.string() << "/{report.json,junit.xml,report.html}\n";
-    return fh::exit_code(report.verdict);
+  }
+
+  o.kubeconfig = kubeconfig;
+  o.context = context;
+  o.scheduler = scheduler.empty() ? "yunikorn" : scheduler;
+  o.yunikorn_url = o.scheduler == "yunikorn" ? yunikorn_url : std::string();
+  o.proxy_admin_url = proxy_url;
+  o.out_dir = out_dir.empty() ? default_out_dir(sc->metadata.name.empty() ? "scenario" : sc->metadata.name) : out_dir;
+  if (nodes > 0) o.nodes = nodes;
+  if (pods > 0) o.pods = pods;
+  if (rate > 0) o.rate = rate;
+  if (!settle.empty()) {
+    auto d = ff::parse_duration(settle);
+    if (!d) {
+      std::cerr << "faultline-harness: --settle: " << ff::duration_problem(settle) << "\n";
+      return 2;
+    }
+    o.settle = *d;
+  }
+  if (no_expect) o.expect = std::vector<std::string>{};
+  else if (!expect.empty()) o.expect = split_list(expect);
+  o.node_concurrency = node_concurrency;
+
+  ConsoleProgress progress;
+  fh::ProgressFn progress_fn = [&progress](const std::string& line, bool final) { progress(line, final); };
+  fh::Report report = fh::run_scenario(o, *sc, text, progress_fn);
+  if (report.scheduler == "yunikorn") report.yunikorn_build = yunikorn_build;
+  try {
+    fh::write_reports(report, o.out_dir);
+  } catch (const std::exception& e) {
+    std::cerr << "faultline-harness: writing reports: " << e.what() << "\n";
+    report.verdict = fh::Verdict::error;
+  }
+  fh::print_summary(report, std::cout);
+  std::cout << "reports: " << o.out_dir.string() << "/{report.json,junit.xml,report.html}\n";
+  return fh::exit_code(report.verdict);
 }

@@ -1,13 +1,13 @@
 // faultline-proxy: a TLS man-in-the-middle in front of kube-apiserver that carries out a
 // scenario's fault rules. See README "faultline-proxy" and `faultline-proxy --help`.
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <iostream>
@@ -70,8 +70,7 @@ void define_flags(CLI::App& app, Flags& f) {
                  "https://HOST:PORT of kube-apiserver (default: the server of --upstream-kubeconfig)");
   app.add_option("--upstream-ca", f.upstream_ca, "CA bundle (PEM) that verifies the apiserver")
       ->check(CLI::ExistingFile);
-  app.add_flag("--upstream-insecure", f.upstream_insecure,
-               "do NOT verify the apiserver's certificate (testing only)");
+  app.add_flag("--upstream-insecure", f.upstream_insecure, "do NOT verify the apiserver's certificate (testing only)");
   app.add_option("--upstream-kubeconfig", f.upstream_kubeconfig,
                  "kubeconfig whose identity (client certificate or token) the proxy uses upstream, "
                  "replacing the client's Authorization; also supplies server and CA when not given")
@@ -80,8 +79,7 @@ void define_flags(CLI::App& app, Flags& f) {
   app.add_option("--ca-cert", f.ca_cert, "CA certificate (PEM) to mint the serving certificate from")
       ->check(CLI::ExistingFile);
   app.add_option("--ca-key", f.ca_key, "key (PEM) of --ca-cert")->check(CLI::ExistingFile);
-  app.add_option("--ca-out", f.ca_out,
-                 "without --ca-cert: directory to write the generated CA to (ca.crt, ca.key)");
+  app.add_option("--ca-out", f.ca_out, "without --ca-cert: directory to write the generated CA to (ca.crt, ca.key)");
   app.add_option("--san", f.sans, "subject alternative name of the serving certificate (repeatable)")
       ->capture_default_str();
   app.add_option("--write-kubeconfig", f.write_kubeconfig,
@@ -96,8 +94,7 @@ void define_flags(CLI::App& app, Flags& f) {
   app.add_option("--ready-file", f.ready_file,
                  "write {\"listen\":\"HOST:PORT\",\"admin\":\"HOST:PORT\"} here once both listen");
   app.add_option("--threads", f.threads, "relay threads")->check(CLI::Range(1u, 64u))->capture_default_str();
-  app.add_option("--drain-timeout", f.drain_seconds,
-                 "seconds requests in flight may take to finish on SIGTERM/SIGINT")
+  app.add_option("--drain-timeout", f.drain_seconds, "seconds requests in flight may take to finish on SIGTERM/SIGINT")
       ->capture_default_str();
   app.add_option("--header-timeout", f.header_timeout, "seconds a client may take to send a request header")
       ->capture_default_str();
@@ -170,8 +167,9 @@ std::string host_port(const boost::asio::ip::tcp::endpoint& ep) {
 // Clients reach the proxy here: a wildcard listen address is reached over loopback.
 std::string client_address(const boost::asio::ip::tcp::endpoint& ep) {
   auto address = ep.address();
-  if (address.is_unspecified()) address = address.is_v6() ? boost::asio::ip::address(boost::asio::ip::address_v6::loopback())
-                                                           : boost::asio::ip::address(boost::asio::ip::address_v4::loopback());
+  if (address.is_unspecified())
+    address = address.is_v6() ? boost::asio::ip::address(boost::asio::ip::address_v6::loopback())
+                              : boost::asio::ip::address(boost::asio::ip::address_v4::loopback());
   return net::Endpoint{address.to_string(), ep.port()}.to_string();
 }
 
@@ -205,16 +203,18 @@ std::uint64_t raise_open_files() {
   auto limit = app::raise_open_files_limit();
   if (limit.now != limit.before) spdlog::info("open files limit raised from {} to {}", limit.before, limit.now);
   if (limit.now < kEnoughOpenFiles) {
-    spdlog::warn("open files limit is {} (hard limit {}): at most about {} client connections at once; a "
-                 "scheduler binding a pod burst over HTTP/1.1 opens hundreds (raise it with `ulimit -Hn`)",
-                 limit.now, limit.hard, limit.now / 2);
+    spdlog::warn(
+        "open files limit is {} (hard limit {}): at most about {} client connections at once; a "
+        "scheduler binding a pod burst over HTTP/1.1 opens hundreds (raise it with `ulimit -Hn`)",
+        limit.now, limit.hard, limit.now / 2);
   }
   return limit.now;
 }
 
 int run(const Flags& f) {
   // Before anything listens: a token file that yields no token must not leave the admin API open.
-  const std::string admin_token = f.admin_token_file.empty() ? std::string() : admin::read_token_file(f.admin_token_file);
+  const std::string admin_token =
+      f.admin_token_file.empty() ? std::string() : admin::read_token_file(f.admin_token_file);
   auto open_files = raise_open_files();
   faults::SteadyClock clock;
   faults::Engine engine;
@@ -231,7 +231,8 @@ int run(const Flags& f) {
     auto scenario = faults::load_scenario_text(text, f.scenario);
     engine.load(scenario);
     bridge.set_scenario_text(std::move(text));
-    spdlog::info("scenario '{}' loaded from {} ({} rules)", scenario->metadata.name, f.scenario, scenario->faults.size());
+    spdlog::info("scenario '{}' loaded from {} ({} rules)", scenario->metadata.name, f.scenario,
+                 scenario->faults.size());
     if (f.arm) engine.arm(clock.now());
   }
 
@@ -300,8 +301,9 @@ int run(const Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"faultline-proxy: TLS man-in-the-middle in front of kube-apiserver that injects the faults of a "
-               "scenario. Transparent until a scenario is loaded and armed (--scenario/--arm or the admin API)."};
+  CLI::App app{
+      "faultline-proxy: TLS man-in-the-middle in front of kube-apiserver that injects the faults of a "
+      "scenario. Transparent until a scenario is loaded and armed (--scenario/--arm or the admin API)."};
   Flags flags;
   define_flags(app, flags);
   CLI11_PARSE(app, argc, argv);

@@ -13,7 +13,9 @@ namespace faultline::faults {
 namespace {
 
 template <typename T>
-concept WatchAction = requires { requires T::acts_on_watch; };
+concept WatchAction = requires {
+  requires T::acts_on_watch;
+};
 
 constexpr std::size_t action_count = std::variant_size_v<Action>;
 
@@ -36,9 +38,10 @@ static_assert(names_are_unique(), "two Action alternatives share a `type` name")
 template <std::size_t... I>
 std::optional<Action> parse_named(std::string_view type, detail::MapReader& reader, std::index_sequence<I...>) {
   std::optional<Action> action;
-  static_cast<void>(((std::variant_alternative_t<I, Action>::type == type &&
-                      (action.emplace(std::in_place_index<I>, std::variant_alternative_t<I, Action>::parse(reader)), true)) ||
-                     ...));
+  static_cast<void>(
+      ((std::variant_alternative_t<I, Action>::type == type &&
+        (action.emplace(std::in_place_index<I>, std::variant_alternative_t<I, Action>::parse(reader)), true)) ||
+       ...));
   return action;
 }
 
@@ -62,8 +65,8 @@ std::optional<Action> parse_action(MapReader& reader) {
   if (!type) return std::nullopt;
   auto action = parse_named(*type, reader, std::make_index_sequence<action_count>{});
   if (!action)
-    reader.error_at("type", "unknown action type \"" + *type + "\" (known: " +
-                                join({all_type_names.begin(), all_type_names.end()}) + ")");
+    reader.error_at("type", "unknown action type \"" + *type +
+                                "\" (known: " + join({all_type_names.begin(), all_type_names.end()}) + ")");
   return action;
 }
 

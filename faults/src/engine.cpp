@@ -141,7 +141,8 @@ Plan Engine::decide(const Request& request, Clock::time_point now) {
   std::lock_guard lock(mutex_);
   if (state_->outage && now < state_->outage->until) {
     Plan plan;
-    plan.action = actions::Outage{state_->outage->mode, std::chrono::duration_cast<Duration>(state_->outage->until - now)};
+    plan.action =
+        actions::Outage{state_->outage->mode, std::chrono::duration_cast<Duration>(state_->outage->until - now)};
     plan.rule = state_->outage->rule;
     plan.rule_index = state_->outage_rule_index;
     return plan;

@@ -68,7 +68,8 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   for (std::size_t j = 0; j < m; ++j) {
     unsigned char c = static_cast<unsigned char>(p[j]);
     if (c == '*') set(star_row, j);
-    else if (c == '?') for (std::size_t row = any_row; row < rows; ++row) set(row, j);
+    else if (c == '?')
+      for (std::size_t row = any_row; row < rows; ++row) set(row, j);
     else set(row_of[c], j);
   }
   const std::uint64_t* stars = &masks[star_row * words];
@@ -125,10 +126,8 @@ bool Match::matches(const Request& request) const {
   };
   return any_or_empty(verbs, [&](const std::string& v) { return verb_matches(v, info); }) &&
          any_or_empty(resources, [&](const std::string& r) { return resource_matches(r, info); }) &&
-         any_or_empty(namespaces, glob_over(info.namespace_)) &&
-         any_or_empty(names, glob_over(info.name)) &&
-         any_or_empty(user_agents, glob_over(request.user_agent)) &&
-         any_or_empty(paths, glob_over(info.path)) &&
+         any_or_empty(namespaces, glob_over(info.namespace_)) && any_or_empty(names, glob_over(info.name)) &&
+         any_or_empty(user_agents, glob_over(request.user_agent)) && any_or_empty(paths, glob_over(info.path)) &&
          std::all_of(headers.begin(), headers.end(), [&](const HeaderMatch& h) {
            const std::string* value = request.header(h.name);
            return value != nullptr && glob_match(h.value, *value);
@@ -136,8 +135,8 @@ bool Match::matches(const Request& request) const {
 }
 
 bool Match::empty() const {
-  return verbs.empty() && resources.empty() && namespaces.empty() && names.empty() &&
-         user_agents.empty() && paths.empty() && headers.empty();
+  return verbs.empty() && resources.empty() && namespaces.empty() && names.empty() && user_agents.empty() &&
+         paths.empty() && headers.empty();
 }
 
 }  // namespace faultline::faults

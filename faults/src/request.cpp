@@ -6,8 +6,7 @@ namespace faultline::faults {
 
 const std::string* Request::header(std::string_view name) const {
   for (const auto& h : headers)
-    if (h.name.size() == name.size() && strncasecmp(h.name.data(), name.data(), name.size()) == 0)
-      return &h.value;
+    if (h.name.size() == name.size() && strncasecmp(h.name.data(), name.data(), name.size()) == 0) return &h.value;
   return nullptr;
 }
 

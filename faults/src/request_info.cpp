@@ -135,8 +135,7 @@ std::optional<std::string> exact_name_in_field_selector(std::string_view selecto
 
 // path.IsValidPathSegmentName
 bool valid_path_segment_name(const std::string& name) {
-  return name != "." && name != ".." && name.find('/') == std::string::npos &&
-         name.find('%') == std::string::npos;
+  return name != "." && name != ".." && name.find('/') == std::string::npos && name.find('%') == std::string::npos;
 }
 
 // kube-apiserver decodes all ListOptions at once; when an integer option does not parse it keeps
@@ -232,13 +231,10 @@ bool RequestInfo::is_connect() const {
   if (verb == "proxy") return true;
   if (!api_group.empty()) return false;
   if (resource == "pods")
-    return subresource == "exec" || subresource == "attach" || subresource == "portforward" ||
-           subresource == "proxy";
+    return subresource == "exec" || subresource == "attach" || subresource == "portforward" || subresource == "proxy";
   return (resource == "services" || resource == "nodes") && subresource == "proxy";
 }
 
-std::string RequestInfo::resource_path() const {
-  return subresource.empty() ? resource : resource + "/" + subresource;
-}
+std::string RequestInfo::resource_path() const { return subresource.empty() ? resource : resource + "/" + subresource; }
 
 }  // namespace faultline::faults

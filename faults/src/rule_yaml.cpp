@@ -32,7 +32,8 @@ When parse_when(MapReader& parent, const Match& rule_match) {
   when.for_ = positive_duration(reader, "for");
   parse_trigger(reader, when, rule_match);
   if (auto p = reader.number("probability")) {
-    if (*p < 0 || *p > 1) reader.error_at("probability", "must be between 0 and 1, got " + reader.take("probability").Scalar());
+    if (*p < 0 || *p > 1)
+      reader.error_at("probability", "must be between 0 and 1, got " + reader.take("probability").Scalar());
     else when.probability = *p;
   }
   when.limit = reader.count("limit", 1);

@@ -97,8 +97,7 @@ void check_names(MapReader& reader, std::string_view key, const std::vector<std:
     std::string path = reader.path_of(key) + "[" + std::to_string(i) + "]";
     YAML::Mark mark = reader.take(key)[i].Mark();
     if (find_invariant(names[i]) == nullptr)
-      reader.errors().add(mark, path, "unknown invariant \"" + names[i] + "\" (known: " +
-                                          join(known) + ")");
+      reader.errors().add(mark, path, "unknown invariant \"" + names[i] + "\" (known: " + join(known) + ")");
     else if (allowed && std::find(allowed->begin(), allowed->end(), names[i]) == allowed->end())
       reader.errors().add(mark, path, "\"" + names[i] + "\" is not listed in " + reader.path_of("invariants"));
   }

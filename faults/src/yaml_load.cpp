@@ -1,9 +1,9 @@
 #include "yaml_load.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/string.hpp>
-#include <yaml-cpp/eventhandler.h>
 
 #include <charconv>
 #include <cmath>
@@ -67,8 +67,9 @@ bool check_text(std::string_view text, Errors& errors) {
   for (std::size_t i = 0; i < text.size();) {
     auto byte = static_cast<unsigned char>(text[i]);
     if ((byte < 0x20 && byte != '\t' && byte != '\n' && byte != '\r') || byte == 0x7F) {
-      errors.add(position(text, i), "",
-                 "control character " + hex_byte(byte) + " (a scenario is text: only tabs and line breaks are allowed)");
+      errors.add(
+          position(text, i), "",
+          "control character " + hex_byte(byte) + " (a scenario is text: only tabs and line breaks are allowed)");
       return false;
     }
     std::size_t length = utf8_sequence(text, i);
@@ -108,7 +109,8 @@ class BoundsCheck final : public YAML::EventHandler {
     open(mark, anchor);
   }
   void OnSequenceEnd() override { --depth_; }
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor, YAML::EmitterStyle::value) override {
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
     open(mark, anchor);
   }
   void OnMapEnd() override { --depth_; }
@@ -118,8 +120,9 @@ class BoundsCheck final : public YAML::EventHandler {
  private:
   void value(const YAML::Mark& mark, YAML::anchor_t anchor) {
     if (++values_ > max_scenario_nodes) {
-      errors_.add(mark, "", "more than " + std::to_string(max_scenario_nodes) +
-                                " values (scalars, mappings and lists) in one scenario");
+      errors_.add(
+          mark, "",
+          "more than " + std::to_string(max_scenario_nodes) + " values (scalars, mappings and lists) in one scenario");
       throw Stop{};
     }
     if (anchor != YAML::NullAnchor) {

@@ -2,8 +2,8 @@
 // Scenario text to a yaml-cpp tree, within bounds, and a loaded tree to JSON. Everything that
 // reads scenario YAML (the scenario loader, the admin API's JSON view of it) goes through here.
 
-#include <boost/json/value.hpp>
 #include <yaml-cpp/yaml.h>
+#include <boost/json/value.hpp>
 
 #include <string_view>
 

@@ -29,10 +29,14 @@ std::vector<std::string> Errors::report() const {
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return "\"" + node.Scalar() + "\"";
-    default: return "nothing";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "\"" + node.Scalar() + "\"";
+    default:
+      return "nothing";
   }
 }
 
@@ -73,9 +77,7 @@ bool MapReader::has(std::string_view key) const {
   return false;
 }
 
-void MapReader::missing(std::string_view key) {
-  errors_.add(node_.Mark(), path_of(key), "required key is missing");
-}
+void MapReader::missing(std::string_view key) { errors_.add(node_.Mark(), path_of(key), "required key is missing"); }
 
 void MapReader::error_at(std::string_view key, std::string_view what) {
   YAML::Node value = take(key);

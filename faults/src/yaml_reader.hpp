@@ -55,7 +55,7 @@ class MapReader {
 
   YAML::Node take(std::string_view key);  // marks `key` known; an undefined node when absent
   bool has(std::string_view key) const;
-  void missing(std::string_view key);     // reports "required key is missing"
+  void missing(std::string_view key);  // reports "required key is missing"
   // An error about `key`'s value, at the value's position.
   void error_at(std::string_view key, std::string_view what);
 

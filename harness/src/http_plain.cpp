@@ -19,8 +19,9 @@ namespace http = beast::http;
 namespace {
 
 // The URL's step that failed, for the error message.
-void throw_step(const std::string& method, const std::string& url, const char* step, const boost::system::error_code& ec) {
-    if (ec) throw std::runtime_error(method + " " + url + ": " + step + ": " + ec.message());
+void throw_step(const std::string& method, const std::string& url, const char* step,
+                const boost::system::error_code& ec) {
+  if (ec) throw std::runtime_error(method + " " + url + ": " + step + ": " + ec.message());
 }
 
 }  // namespace
@@ -28,47 +29,47 @@ void throw_step(const std::string& method, const std::string& url, const char* s
 asio::awaitable<PlainResponse> http_call(std::string method, std::string url, std::string body,
                                          std::string content_type, std::string bearer_token,
                                          std::chrono::seconds timeout) {
-    auto parsed = boost::urls::parse_uri(url);
-    if (!parsed || parsed->scheme() != "http") throw std::runtime_error(url + ": expected an http:// URL");
-    const std::string host = parsed->host();
-    const std::string port = parsed->has_port() ? std::string(parsed->port()) : "80";
-    std::string target = std::string(parsed->encoded_target());
-    if (target.empty()) target = "/";
+  auto parsed = boost::urls::parse_uri(url);
+  if (!parsed || parsed->scheme() != "http") throw std::runtime_error(url + ": expected an http:// URL");
+  const std::string host = parsed->host();
+  const std::string port = parsed->has_port() ? std::string(parsed->port()) : "80";
+  std::string target = std::string(parsed->encoded_target());
+  if (target.empty()) target = "/";
 
-    auto executor = co_await asio::this_coro::executor;
-    asio::ip::tcp::resolver resolver(executor);
-    auto [rec, endpoints] = co_await resolver.async_resolve(host, port, use_tuple);
-    throw_step(method, url, "resolve", rec);
+  auto executor = co_await asio::this_coro::executor;
+  asio::ip::tcp::resolver resolver(executor);
+  auto [rec, endpoints] = co_await resolver.async_resolve(host, port, use_tuple);
+  throw_step(method, url, "resolve", rec);
 
-    http::request<http::string_body> req{http::string_to_verb(method), target, 11};
-    req.set(http::field::host, host + ":" + port);
-    req.set(http::field::user_agent, kHarnessUserAgent);
-    if (!bearer_token.empty()) req.set(http::field::authorization, "Bearer " + bearer_token);
-    if (!content_type.empty()) req.set(http::field::content_type, content_type);
-    req.body() = body;
-    req.prepare_payload();
+  http::request<http::string_body> req{http::string_to_verb(method), target, 11};
+  req.set(http::field::host, host + ":" + port);
+  req.set(http::field::user_agent, kHarnessUserAgent);
+  if (!bearer_token.empty()) req.set(http::field::authorization, "Bearer " + bearer_token);
+  if (!content_type.empty()) req.set(http::field::content_type, content_type);
+  req.body() = body;
+  req.prepare_payload();
 
-    // One deadline covers connect, write and read.
-    beast::tcp_stream stream(executor);
-    stream.expires_after(timeout);
-    auto [cec, connected] = co_await stream.async_connect(endpoints, use_tuple);
-    throw_step(method, url, "connect", cec);
-    auto [wec, written] = co_await http::async_write(stream, req, use_tuple);
-    throw_step(method, url, "write", wec);
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    beast::flat_buffer buffer;
-    auto [rdec, read] = co_await http::async_read(stream, buffer, parser, use_tuple);
-    throw_step(method, url, "read", rdec);
+  // One deadline covers connect, write and read.
+  beast::tcp_stream stream(executor);
+  stream.expires_after(timeout);
+  auto [cec, connected] = co_await stream.async_connect(endpoints, use_tuple);
+  throw_step(method, url, "connect", cec);
+  auto [wec, written] = co_await http::async_write(stream, req, use_tuple);
+  throw_step(method, url, "write", wec);
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  beast::flat_buffer buffer;
+  auto [rdec, read] = co_await http::async_read(stream, buffer, parser, use_tuple);
+  throw_step(method, url, "read", rdec);
 
-    const auto& res = parser.get();
-    PlainResponse out;
-    out.status = static_cast<int>(res.result_int());
-    out.body = res.body();
-    for (const auto& field : res) {
-        out.headers[boost::algorithm::to_lower_copy(std::string(field.name_string()))] = std::string(field.value());
-    }
-    co_return out;
+  const auto& res = parser.get();
+  PlainResponse out;
+  out.status = static_cast<int>(res.result_int());
+  out.body = res.body();
+  for (const auto& field : res) {
+    out.headers[boost::algorithm::to_lower_copy(std::string(field.name_string()))] = std::string(field.value());
+  }
+  co_return out;
 }
 
 }  // namespace faultline::harness

@@ -30,9 +30,9 @@ namespace {
 // A failed exchange. `no_response`: the connection failed before one byte of an answer arrived; on
 // a reused keep-alive connection that is what a server closing it while idle looks like.
 struct ExchangeError : boost::system::system_error {
-    ExchangeError(error_code ec, const char* what, bool no_response_bytes)
-        : boost::system::system_error(ec, what), no_response(no_response_bytes) {}
-    bool no_response;
+  ExchangeError(error_code ec, const char* what, bool no_response_bytes)
+      : boost::system::system_error(ec, what), no_response(no_response_bytes) {}
+  bool no_response;
 };
 
 }  // namespace
@@ -40,186 +40,186 @@ struct ExchangeError : boost::system::system_error {
 // One TLS connection. Every operation runs under a tcp_stream deadline (the request timeout; five
 // minutes for a watch stream's next bytes); cancelling the coroutine cancels the operation.
 class KubeClient::Connection {
-public:
-    static asio::awaitable<std::unique_ptr<Connection>> open(asio::ssl::context& tls, const net::Endpoint& ep,
-                                                             const std::string& verify_name, bool verify,
-                                                             std::chrono::seconds timeout) {
-        auto executor = co_await asio::this_coro::executor;
-        std::unique_ptr<Connection> c(new Connection(executor, tls, timeout));
-        asio::ip::tcp::resolver resolver(executor);
-        const std::string port = std::to_string(ep.port);
-        auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, port, use_tuple);
-        throw_if(rec, "resolve");
-        net::prepare_client_ssl(c->stream_.native_handle(), verify_name, verify);
-        c->tcp().expires_after(timeout);
-        auto [cec, connected] = co_await c->tcp().async_connect(endpoints, use_tuple);
-        throw_if(cec, "connect");
-        c->tcp().expires_after(timeout);
-        auto [hec] = co_await c->stream_.async_handshake(asio::ssl::stream_base::client, use_tuple);
-        throw_if(hec, "TLS handshake");
-        co_return c;
+ public:
+  static asio::awaitable<std::unique_ptr<Connection>> open(asio::ssl::context& tls, const net::Endpoint& ep,
+                                                           const std::string& verify_name, bool verify,
+                                                           std::chrono::seconds timeout) {
+    auto executor = co_await asio::this_coro::executor;
+    std::unique_ptr<Connection> c(new Connection(executor, tls, timeout));
+    asio::ip::tcp::resolver resolver(executor);
+    const std::string port = std::to_string(ep.port);
+    auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, port, use_tuple);
+    throw_if(rec, "resolve");
+    net::prepare_client_ssl(c->stream_.native_handle(), verify_name, verify);
+    c->tcp().expires_after(timeout);
+    auto [cec, connected] = co_await c->tcp().async_connect(endpoints, use_tuple);
+    throw_if(cec, "connect");
+    c->tcp().expires_after(timeout);
+    auto [hec] = co_await c->stream_.async_handshake(asio::ssl::stream_base::client, use_tuple);
+    throw_if(hec, "TLS handshake");
+    co_return c;
+  }
+
+  // Throws ExchangeError.
+  asio::awaitable<HttpResult> exchange(const http::request<http::string_body>& req, bool& keep_alive) {
+    tcp().expires_after(timeout_);
+    auto [wec, written] = co_await http::async_write(stream_, req, use_tuple);
+    if (wec) throw ExchangeError(wec, "write request", true);
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    tcp().expires_after(timeout_);
+    auto [rec, read] = co_await http::async_read(stream_, buffer_, parser, use_tuple);
+    if (rec) {
+      // A timeout is a server that did not answer, not one that closed the connection.
+      throw ExchangeError(rec, "read response", !parser.got_some() && rec != beast::error::timeout);
     }
+    const auto& res = parser.get();
+    keep_alive = res.keep_alive();
+    HttpResult out;
+    out.status = static_cast<int>(res.result_int());
+    out.body = res.body();
+    if (auto it = res.find(http::field::retry_after); it != res.end()) out.retry_after = std::string(it->value());
+    co_return out;
+  }
 
-    // Throws ExchangeError.
-    asio::awaitable<HttpResult> exchange(const http::request<http::string_body>& req, bool& keep_alive) {
-        tcp().expires_after(timeout_);
-        auto [wec, written] = co_await http::async_write(stream_, req, use_tuple);
-        if (wec) throw ExchangeError(wec, "write request", true);
-        http::response_parser<http::string_body> parser;
-        parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-        tcp().expires_after(timeout_);
-        auto [rec, read] = co_await http::async_read(stream_, buffer_, parser, use_tuple);
-        if (rec) {
-            // A timeout is a server that did not answer, not one that closed the connection.
-            throw ExchangeError(rec, "read response", !parser.got_some() && rec != beast::error::timeout);
-        }
-        const auto& res = parser.get();
-        keep_alive = res.keep_alive();
-        HttpResult out;
-        out.status = static_cast<int>(res.result_int());
-        out.body = res.body();
-        if (auto it = res.find(http::field::retry_after); it != res.end()) out.retry_after = std::string(it->value());
-        co_return out;
+  // Streams a chunked answer line by line. Returns the status; a non-200 answer's body goes to
+  // error_body. Stops when on_line returns false or the server ends the stream; a cancelled read
+  // throws (operation_aborted).
+  asio::awaitable<int> stream(const http::request<http::string_body>& req,
+                              const std::function<bool(std::string_view)>& on_line, std::string& error_body) {
+    tcp().expires_after(timeout_);
+    auto [wec, written] = co_await http::async_write(stream_, req, use_tuple);
+    throw_if(wec, "write request");
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    tcp().expires_after(timeout_);
+    auto [hec, header] = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
+    throw_if(hec, "read watch header");
+    int status = static_cast<int>(parser.get().result_int());
+    if (status != 200) {
+      tcp().expires_after(timeout_);
+      auto [bec, body] = co_await http::async_read(stream_, buffer_, parser, use_tuple);
+      throw_if(bec, "read error body");
+      error_body = parser.get().body();
+      co_return status;
     }
-
-    // Streams a chunked answer line by line. Returns the status; a non-200 answer's body goes to
-    // error_body. Stops when on_line returns false or the server ends the stream; a cancelled read
-    // throws (operation_aborted).
-    asio::awaitable<int> stream(const http::request<http::string_body>& req,
-                                const std::function<bool(std::string_view)>& on_line, std::string& error_body) {
-        tcp().expires_after(timeout_);
-        auto [wec, written] = co_await http::async_write(stream_, req, use_tuple);
-        throw_if(wec, "write request");
-        http::response_parser<http::string_body> parser;
-        parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-        tcp().expires_after(timeout_);
-        auto [hec, header] = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
-        throw_if(hec, "read watch header");
-        int status = static_cast<int>(parser.get().result_int());
-        if (status != 200) {
-            tcp().expires_after(timeout_);
-            auto [bec, body] = co_await http::async_read(stream_, buffer_, parser, use_tuple);
-            throw_if(bec, "read error body");
-            error_body = parser.get().body();
-            co_return status;
-        }
-        std::string pending;
-        bool wanted = true;
-        auto on_chunk = [&](std::uint64_t, std::string_view data, error_code&) -> std::size_t {
-            pending.append(data.data(), data.size());
-            std::size_t start = 0;
-            for (auto nl = pending.find('\n'); nl != std::string::npos && wanted; nl = pending.find('\n', start)) {
-                wanted = on_line(std::string_view(pending).substr(start, nl - start));
-                start = nl + 1;
-            }
-            pending.erase(0, start);
-            return data.size();
-        };
-        parser.on_chunk_body(on_chunk);
-        while (!parser.is_done() && wanted) {
-            // A quiet watch still gets bookmarks about once a minute; five silent minutes is dead.
-            tcp().expires_after(std::chrono::minutes(5));
-            auto [ec, n] = co_await http::async_read_some(stream_, buffer_, parser, use_tuple);
-            throw_if(ec, "read watch stream");
-        }
-        co_return status;
+    std::string pending;
+    bool wanted = true;
+    auto on_chunk = [&](std::uint64_t, std::string_view data, error_code&) -> std::size_t {
+      pending.append(data.data(), data.size());
+      std::size_t start = 0;
+      for (auto nl = pending.find('\n'); nl != std::string::npos && wanted; nl = pending.find('\n', start)) {
+        wanted = on_line(std::string_view(pending).substr(start, nl - start));
+        start = nl + 1;
+      }
+      pending.erase(0, start);
+      return data.size();
+    };
+    parser.on_chunk_body(on_chunk);
+    while (!parser.is_done() && wanted) {
+      // A quiet watch still gets bookmarks about once a minute; five silent minutes is dead.
+      tcp().expires_after(std::chrono::minutes(5));
+      auto [ec, n] = co_await http::async_read_some(stream_, buffer_, parser, use_tuple);
+      throw_if(ec, "read watch stream");
     }
+    co_return status;
+  }
 
-    // An idle keep-alive connection has nothing to read: anything readable (the server's TLS
-    // close_notify, its FIN or a reset) means the server has closed it.
-    bool closed_by_peer() {
-        if (buffer_.size() > 0) return true;
-        pollfd p{tcp().socket().native_handle(), POLLIN, 0};
-        return ::poll(&p, 1, 0) != 0;  // readable, hung up, error, or poll itself failed
-    }
+  // An idle keep-alive connection has nothing to read: anything readable (the server's TLS
+  // close_notify, its FIN or a reset) means the server has closed it.
+  bool closed_by_peer() {
+    if (buffer_.size() > 0) return true;
+    pollfd p{tcp().socket().native_handle(), POLLIN, 0};
+    return ::poll(&p, 1, 0) != 0;  // readable, hung up, error, or poll itself failed
+  }
 
-private:
-    Connection(const asio::any_io_executor& executor, asio::ssl::context& tls, std::chrono::seconds timeout)
-        : stream_(executor, tls), timeout_(timeout) {}
+ private:
+  Connection(const asio::any_io_executor& executor, asio::ssl::context& tls, std::chrono::seconds timeout)
+      : stream_(executor, tls), timeout_(timeout) {}
 
-    beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
 
-    beast::ssl_stream<beast::tcp_stream> stream_;
-    beast::flat_buffer buffer_;
-    std::chrono::seconds timeout_;
+  beast::ssl_stream<beast::tcp_stream> stream_;
+  beast::flat_buffer buffer_;
+  std::chrono::seconds timeout_;
 };
 
 struct KubeClient::Impl {
-    explicit Impl(const net::KubeconfigContext& c)
-        : tls(net::make_client_context(c.tls_options())), url(net::parse_https_url(c.server)) {}
-    asio::ssl::context tls;
-    net::HttpsUrl url;
+  explicit Impl(const net::KubeconfigContext& c)
+      : tls(net::make_client_context(c.tls_options())), url(net::parse_https_url(c.server)) {}
+  asio::ssl::context tls;
+  net::HttpsUrl url;
 };
 
 namespace {
 
 // RFC 9110 section 9.2.2: repeating these has the same effect as sending them once.
 bool idempotent(const std::string& method) {
-    return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE" || method == "OPTIONS";
+  return method == "GET" || method == "HEAD" || method == "PUT" || method == "DELETE" || method == "OPTIONS";
 }
 
 bool transient_status(int status) {
-    return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
+  return status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
 }
 
 ApiError api_error(int status, const std::string& body, const std::string& what) {
-    std::string reason;
-    std::string message = body.substr(0, 300);
-    error_code ec;
-    json::value v = json::parse(body, ec);
-    if (!ec && v.is_object()) {
-        const auto& o = v.get_object();
-        if (auto* r = o.if_contains("reason"); r != nullptr && r->is_string()) reason = std::string(r->get_string());
-        if (auto* m = o.if_contains("message"); m != nullptr && m->is_string()) message = std::string(m->get_string());
-    }
-    return ApiError(status, reason, what + ": HTTP " + std::to_string(status) + ": " + message);
+  std::string reason;
+  std::string message = body.substr(0, 300);
+  error_code ec;
+  json::value v = json::parse(body, ec);
+  if (!ec && v.is_object()) {
+    const auto& o = v.get_object();
+    if (auto* r = o.if_contains("reason"); r != nullptr && r->is_string()) reason = std::string(r->get_string());
+    if (auto* m = o.if_contains("message"); m != nullptr && m->is_string()) message = std::string(m->get_string());
+  }
+  return ApiError(status, reason, what + ": HTTP " + std::to_string(status) + ": " + message);
 }
 
 json::value parse_body(const HttpResult& res, const std::string& what) {
-    error_code ec;
-    json::value v = json::parse(res.body, ec);
-    if (ec) throw std::runtime_error(what + ": answer is not JSON: " + ec.message());
-    return v;
+  error_code ec;
+  json::value v = json::parse(res.body, ec);
+  if (ec) throw std::runtime_error(what + ": answer is not JSON: " + ec.message());
+  return v;
 }
 
 std::string resource_version_of(const json::value& object) {
-    if (!object.is_object()) return {};
-    auto* meta = object.get_object().if_contains("metadata");
-    if (meta == nullptr || !meta->is_object()) return {};
-    auto* rv = meta->get_object().if_contains("resourceVersion");
-    return rv != nullptr && rv->is_string() ? std::string(rv->get_string()) : std::string();
+  if (!object.is_object()) return {};
+  auto* meta = object.get_object().if_contains("metadata");
+  if (meta == nullptr || !meta->is_object()) return {};
+  auto* rv = meta->get_object().if_contains("resourceVersion");
+  return rv != nullptr && rv->is_string() ? std::string(rv->get_string()) : std::string();
 }
 
 http::request<http::string_body> make_request(const std::string& method, const std::string& target,
                                               const std::string& body, const std::string& content_type,
                                               const KubeClientOptions& o, const net::HttpsUrl& url) {
-    http::request<http::string_body> req{http::string_to_verb(method), url.base_path + target, 11};
-    req.set(http::field::host, url.endpoint.to_string());
-    req.set(http::field::user_agent, o.user_agent);
-    req.set(http::field::accept, "application/json");
-    if (!o.cluster.token.empty()) req.set(http::field::authorization, "Bearer " + o.cluster.token);
-    if (!body.empty()) {
-        req.set(http::field::content_type, content_type);
-        req.body() = body;
-    }
-    req.keep_alive(true);
-    req.prepare_payload();
-    return req;
+  http::request<http::string_body> req{http::string_to_verb(method), url.base_path + target, 11};
+  req.set(http::field::host, url.endpoint.to_string());
+  req.set(http::field::user_agent, o.user_agent);
+  req.set(http::field::accept, "application/json");
+  if (!o.cluster.token.empty()) req.set(http::field::authorization, "Bearer " + o.cluster.token);
+  if (!body.empty()) {
+    req.set(http::field::content_type, content_type);
+    req.body() = body;
+  }
+  req.keep_alive(true);
+  req.prepare_payload();
+  return req;
 }
 
 }  // namespace
 
 std::string with_query(const std::string& path,
                        std::initializer_list<std::pair<std::string_view, std::string_view>> params) {
-    boost::urls::url url = boost::urls::parse_uri_reference(path).value();
-    for (const auto& [key, value] : params) {
-        if (value.empty()) continue;
-        // Everything but the unreserved characters is percent-encoded: Go's query parser reads a
-        // literal '+' (as in a base64 continue token) as a space.
-        url.encoded_params().append({boost::urls::encode(key, boost::urls::unreserved_chars),
-                                     boost::urls::encode(value, boost::urls::unreserved_chars)});
-    }
-    return std::string(url.buffer());
+  boost::urls::url url = boost::urls::parse_uri_reference(path).value();
+  for (const auto& [key, value] : params) {
+    if (value.empty()) continue;
+    // Everything but the unreserved characters is percent-encoded: Go's query parser reads a
+    // literal '+' (as in a base64 continue token) as a space.
+    url.encoded_params().append({boost::urls::encode(key, boost::urls::unreserved_chars),
+                                 boost::urls::encode(value, boost::urls::unreserved_chars)});
+  }
+  return std::string(url.buffer());
 }
 
 KubeClient::KubeClient(asio::any_io_executor executor, KubeClientOptions options)
@@ -228,219 +228,218 @@ KubeClient::KubeClient(asio::any_io_executor executor, KubeClientOptions options
 KubeClient::~KubeClient() = default;
 
 asio::awaitable<std::unique_ptr<KubeClient::Connection>> KubeClient::acquire(bool* reused) {
-    if (reused != nullptr) *reused = false;
-    std::unique_ptr<Connection> pooled;
-    {
-        std::lock_guard lock(mutex_);
-        if (!idle_.empty()) {
-            pooled = std::move(idle_.back());
-            idle_.pop_back();
-        }
+  if (reused != nullptr) *reused = false;
+  std::unique_ptr<Connection> pooled;
+  {
+    std::lock_guard lock(mutex_);
+    if (!idle_.empty()) {
+      pooled = std::move(idle_.back());
+      idle_.pop_back();
     }
-    if (pooled) {
-        if (!pooled->closed_by_peer()) {
-            if (reused != nullptr) *reused = true;
-            co_return pooled;
-        }
-        // The server closed the most recently used idle connection (its idle timeout): the others
-        // have been idle at least as long.
-        discard_idle();
+  }
+  if (pooled) {
+    if (!pooled->closed_by_peer()) {
+      if (reused != nullptr) *reused = true;
+      co_return pooled;
     }
-    const auto& c = options_.cluster;
-    const std::string verify_name = c.tls_server_name.empty() ? impl_->url.endpoint.host : c.tls_server_name;
-    co_return co_await Connection::open(impl_->tls, impl_->url.endpoint, verify_name, !c.insecure_skip_verify,
-                                        options_.request_timeout);
+    // The server closed the most recently used idle connection (its idle timeout): the others
+    // have been idle at least as long.
+    discard_idle();
+  }
+  const auto& c = options_.cluster;
+  const std::string verify_name = c.tls_server_name.empty() ? impl_->url.endpoint.host : c.tls_server_name;
+  co_return co_await Connection::open(impl_->tls, impl_->url.endpoint, verify_name, !c.insecure_skip_verify,
+                                      options_.request_timeout);
 }
 
 void KubeClient::discard_idle() {
-    std::vector<std::unique_ptr<Connection>> stale;
-    {
-        std::lock_guard lock(mutex_);
-        stale.swap(idle_);
-    }
+  std::vector<std::unique_ptr<Connection>> stale;
+  {
+    std::lock_guard lock(mutex_);
+    stale.swap(idle_);
+  }
 }  // closed here, outside the lock
 
 void KubeClient::release(std::unique_ptr<Connection> c) {
-    std::lock_guard lock(mutex_);
-    idle_.push_back(std::move(c));
+  std::lock_guard lock(mutex_);
+  idle_.push_back(std::move(c));
 }
 
 void KubeClient::count_retry(const std::string& kind) {
-    std::lock_guard lock(mutex_);
-    ++retries_[kind];
+  std::lock_guard lock(mutex_);
+  ++retries_[kind];
 }
 
 std::map<std::string, std::int64_t> KubeClient::retries() const {
-    std::lock_guard lock(mutex_);
-    return retries_;
+  std::lock_guard lock(mutex_);
+  return retries_;
 }
 
 std::chrono::milliseconds KubeClient::backoff(int attempt) const {
-    auto d = options_.retry.initial_backoff * (1LL << std::min(attempt, 10));
-    return std::min<std::chrono::milliseconds>(d, options_.retry.max_backoff);
+  auto d = options_.retry.initial_backoff * (1LL << std::min(attempt, 10));
+  return std::min<std::chrono::milliseconds>(d, options_.retry.max_backoff);
 }
 
 asio::awaitable<HttpResult> KubeClient::request(std::string method, std::string target, std::string body,
                                                 std::string content_type) {
-    const auto req = make_request(method, target, body, content_type, options_, impl_->url);
-    int stale_connections = 0;
-    for (int attempt = 1;; ++attempt) {
-        bool reused = false;
-        std::chrono::milliseconds wait{0};
-        try {
-            std::unique_ptr<Connection> conn = co_await acquire(&reused);
-            bool keep_alive = false;
-            HttpResult res = co_await conn->exchange(req, keep_alive);
-            if (keep_alive) release(std::move(conn));
-            if (!transient_status(res.status) || attempt >= options_.retry.max_attempts) co_return res;
-            count_retry(std::to_string(res.status));
-            wait = backoff(attempt);
-            if (!res.retry_after.empty() && std::isdigit(static_cast<unsigned char>(res.retry_after[0]))) {
-                wait = std::max<std::chrono::milliseconds>(wait, std::chrono::seconds(std::stoi(res.retry_after)));
-            }
-        } catch (const boost::system::system_error& e) {
-            const auto* exchange = dynamic_cast<const ExchangeError*>(&e);
-            if (reused && exchange != nullptr && exchange->no_response) {
-                // The server closed this keep-alive connection while it was idle, just before or
-                // as the request arrived. Its idle siblings are as old: drop them all. That is not
-                // a failure of the API, so a request that may safely be repeated goes out again
-                // at once on a new connection (the pool is empty now) without counting an attempt.
-                discard_idle();
-                if (idempotent(method) && ++stale_connections <= options_.retry.max_attempts) {
-                    --attempt;
-                    continue;
-                }
-            }
-            if (attempt >= options_.retry.max_attempts) {
-                throw TransportError(method + " " + target + ": " + e.what() + " (after " + std::to_string(attempt) +
-                                     " attempts)");
-            }
-            count_retry("connection");
-            wait = backoff(attempt);
+  const auto req = make_request(method, target, body, content_type, options_, impl_->url);
+  int stale_connections = 0;
+  for (int attempt = 1;; ++attempt) {
+    bool reused = false;
+    std::chrono::milliseconds wait{0};
+    try {
+      std::unique_ptr<Connection> conn = co_await acquire(&reused);
+      bool keep_alive = false;
+      HttpResult res = co_await conn->exchange(req, keep_alive);
+      if (keep_alive) release(std::move(conn));
+      if (!transient_status(res.status) || attempt >= options_.retry.max_attempts) co_return res;
+      count_retry(std::to_string(res.status));
+      wait = backoff(attempt);
+      if (!res.retry_after.empty() && std::isdigit(static_cast<unsigned char>(res.retry_after[0]))) {
+        wait = std::max<std::chrono::milliseconds>(wait, std::chrono::seconds(std::stoi(res.retry_after)));
+      }
+    } catch (const boost::system::system_error& e) {
+      const auto* exchange = dynamic_cast<const ExchangeError*>(&e);
+      if (reused && exchange != nullptr && exchange->no_response) {
+        // The server closed this keep-alive connection while it was idle, just before or
+        // as the request arrived. Its idle siblings are as old: drop them all. That is not
+        // a failure of the API, so a request that may safely be repeated goes out again
+        // at once on a new connection (the pool is empty now) without counting an attempt.
+        discard_idle();
+        if (idempotent(method) && ++stale_connections <= options_.retry.max_attempts) {
+          --attempt;
+          continue;
         }
-        co_await sleep_for(wait);  // not inside the catch block: a handler cannot co_await
+      }
+      if (attempt >= options_.retry.max_attempts) {
+        throw TransportError(method + " " + target + ": " + e.what() + " (after " + std::to_string(attempt) +
+                             " attempts)");
+      }
+      count_retry("connection");
+      wait = backoff(attempt);
     }
+    co_await sleep_for(wait);  // not inside the catch block: a handler cannot co_await
+  }
 }
 
 asio::awaitable<json::value> KubeClient::create(std::string collection_path, json::value object) {
-    const std::string body = json::serialize(object);
-    HttpResult res = co_await request("POST", collection_path, body);
-    if (res.status < 200 || res.status > 202) throw api_error(res.status, res.body, "create " + collection_path);
-    co_return parse_body(res, "create " + collection_path);
+  const std::string body = json::serialize(object);
+  HttpResult res = co_await request("POST", collection_path, body);
+  if (res.status < 200 || res.status > 202) throw api_error(res.status, res.body, "create " + collection_path);
+  co_return parse_body(res, "create " + collection_path);
 }
 
 asio::awaitable<std::optional<json::value>> KubeClient::get(std::string path) {
-    HttpResult res = co_await request("GET", path);
-    if (res.status == 404) co_return std::nullopt;
-    if (res.status != 200) throw api_error(res.status, res.body, "get " + path);
-    co_return parse_body(res, "get " + path);
+  HttpResult res = co_await request("GET", path);
+  if (res.status == 404) co_return std::nullopt;
+  if (res.status != 200) throw api_error(res.status, res.body, "get " + path);
+  co_return parse_body(res, "get " + path);
 }
 
 asio::awaitable<ListResult> KubeClient::list(std::string collection_path, std::string label_selector, int page_size) {
-    const std::string limit = std::to_string(page_size);
-    for (;;) {
-        ListResult out;
-        std::string token;
-        bool expired = false;
-        do {
-            std::string target = with_query(collection_path, {{"limit", limit},
-                                                              {"continue", token},
-                                                              {"labelSelector", label_selector}});
-            HttpResult res = co_await request("GET", target);
-            if (res.status == 410 && !token.empty()) {
-                expired = true;  // the continue token outlived its snapshot: start over
-                break;
-            }
-            if (res.status != 200) throw api_error(res.status, res.body, "list " + collection_path);
-            json::value page = parse_body(res, "list " + collection_path);
-            const auto& o = page.as_object();
-            if (out.resource_version.empty()) out.resource_version = resource_version_of(page);
-            if (auto* items = o.if_contains("items"); items != nullptr && items->is_array()) {
-                for (auto& item : items->get_array()) out.items.push_back(item);
-            }
-            token.clear();
-            if (auto* meta = o.if_contains("metadata"); meta != nullptr && meta->is_object()) {
-                if (auto* c = meta->get_object().if_contains("continue"); c != nullptr && c->is_string()) {
-                    token = std::string(c->get_string());
-                }
-            }
-        } while (!token.empty());
-        if (!expired) co_return out;
-        count_retry("410-continue");
-    }
+  const std::string limit = std::to_string(page_size);
+  for (;;) {
+    ListResult out;
+    std::string token;
+    bool expired = false;
+    do {
+      std::string target =
+          with_query(collection_path, {{"limit", limit}, {"continue", token}, {"labelSelector", label_selector}});
+      HttpResult res = co_await request("GET", target);
+      if (res.status == 410 && !token.empty()) {
+        expired = true;  // the continue token outlived its snapshot: start over
+        break;
+      }
+      if (res.status != 200) throw api_error(res.status, res.body, "list " + collection_path);
+      json::value page = parse_body(res, "list " + collection_path);
+      const auto& o = page.as_object();
+      if (out.resource_version.empty()) out.resource_version = resource_version_of(page);
+      if (auto* items = o.if_contains("items"); items != nullptr && items->is_array()) {
+        for (auto& item : items->get_array()) out.items.push_back(item);
+      }
+      token.clear();
+      if (auto* meta = o.if_contains("metadata"); meta != nullptr && meta->is_object()) {
+        if (auto* c = meta->get_object().if_contains("continue"); c != nullptr && c->is_string()) {
+          token = std::string(c->get_string());
+        }
+      }
+    } while (!token.empty());
+    if (!expired) co_return out;
+    count_retry("410-continue");
+  }
 }
 
 asio::awaitable<bool> KubeClient::remove(std::string path) {
-    HttpResult res = co_await request("DELETE", path);
-    if (res.status == 404) co_return false;
-    if (res.status != 200 && res.status != 202) throw api_error(res.status, res.body, "delete " + path);
-    co_return true;
+  HttpResult res = co_await request("DELETE", path);
+  if (res.status == 404) co_return false;
+  if (res.status != 200 && res.status != 202) throw api_error(res.status, res.body, "delete " + path);
+  co_return true;
 }
 
 asio::awaitable<json::value> KubeClient::patch(std::string path, json::value merge_patch) {
-    const std::string body = json::serialize(merge_patch);
-    HttpResult res = co_await request("PATCH", path, body, "application/merge-patch+json");
-    if (res.status != 200) throw api_error(res.status, res.body, "patch " + path);
-    co_return parse_body(res, "patch " + path);
+  const std::string body = json::serialize(merge_patch);
+  HttpResult res = co_await request("PATCH", path, body, "application/merge-patch+json");
+  if (res.status != 200) throw api_error(res.status, res.body, "patch " + path);
+  co_return parse_body(res, "patch " + path);
 }
 
 asio::awaitable<WatchEnd> KubeClient::watch(std::string collection_path, std::string resource_version,
                                             std::function<void(const WatchEvent&)> on_event,
                                             std::string label_selector) {
-    int failures = 0;
-    for (;;) {
-        bool gone = false;
-        auto on_line = [&](std::string_view line) {
-            if (line.find_first_not_of(" \r\t") == std::string_view::npos) return true;
-            error_code ec;
-            json::value ev = json::parse(line, ec);
-            if (ec || !ev.is_object()) throw std::runtime_error("watch " + collection_path + ": malformed event");
-            const auto& o = ev.get_object();
-            std::string type = o.contains("type") && o.at("type").is_string() ? std::string(o.at("type").get_string()) : "";
-            const json::value& object = o.contains("object") ? o.at("object") : ev;
-            if (type == "ERROR") {
-                auto* code = object.is_object() ? object.get_object().if_contains("code") : nullptr;
-                if (code != nullptr && code->is_int64() && code->get_int64() == 410) {
-                    gone = true;
-                    return false;
-                }
-                throw api_error(500, json::serialize(object), "watch " + collection_path + " ERROR event");
-            }
-            if (auto rv = resource_version_of(object); !rv.empty()) resource_version = rv;
-            on_event(WatchEvent{type, object});
-            failures = 0;
-            return true;
-        };
-        const std::string target = with_query(collection_path, {{"watch", "1"},
-                                                                {"allowWatchBookmarks", "true"},
-                                                                {"timeoutSeconds", "240"},
-                                                                {"resourceVersion", resource_version},
-                                                                {"labelSelector", label_selector}});
-        const auto req = make_request("GET", target, {}, {}, options_, impl_->url);
-        std::string retry_kind;  // empty: the stream ended normally (the server's timeoutSeconds)
-        try {
-            auto conn = co_await acquire();  // never returned to the pool: a watch owns its connection
-            std::string error_body;
-            int status = co_await conn->stream(req, on_line, error_body);
-            if (gone || status == 410) co_return WatchEnd::gone;
-            if (status != 200 && !transient_status(status)) throw api_error(status, error_body, "watch " + collection_path);
-            if (status != 200) retry_kind = std::to_string(status);
-        } catch (const boost::system::system_error&) {
-            retry_kind = "watch-reconnect";  // or the caller cancelled us: checked next
+  int failures = 0;
+  for (;;) {
+    bool gone = false;
+    auto on_line = [&](std::string_view line) {
+      if (line.find_first_not_of(" \r\t") == std::string_view::npos) return true;
+      error_code ec;
+      json::value ev = json::parse(line, ec);
+      if (ec || !ev.is_object()) throw std::runtime_error("watch " + collection_path + ": malformed event");
+      const auto& o = ev.get_object();
+      std::string type = o.contains("type") && o.at("type").is_string() ? std::string(o.at("type").get_string()) : "";
+      const json::value& object = o.contains("object") ? o.at("object") : ev;
+      if (type == "ERROR") {
+        auto* code = object.is_object() ? object.get_object().if_contains("code") : nullptr;
+        if (code != nullptr && code->is_int64() && code->get_int64() == 410) {
+          gone = true;
+          return false;
         }
-        // Read inline: awaiting a nested coroutine would throw once the caller has cancelled us.
-        auto cancellation = co_await asio::this_coro::cancellation_state;
-        if (cancellation.cancelled() != asio::cancellation_type::none) co_return WatchEnd::stopped;
-        if (!retry_kind.empty()) {
-            count_retry(retry_kind);
-            try {
-                co_await sleep_for(backoff(++failures));
-            } catch (const boost::system::system_error&) {
-                co_return WatchEnd::stopped;  // cancelled while waiting
-            }
-        }
-        // Resume from resource_version.
+        throw api_error(500, json::serialize(object), "watch " + collection_path + " ERROR event");
+      }
+      if (auto rv = resource_version_of(object); !rv.empty()) resource_version = rv;
+      on_event(WatchEvent{type, object});
+      failures = 0;
+      return true;
+    };
+    const std::string target = with_query(collection_path, {{"watch", "1"},
+                                                            {"allowWatchBookmarks", "true"},
+                                                            {"timeoutSeconds", "240"},
+                                                            {"resourceVersion", resource_version},
+                                                            {"labelSelector", label_selector}});
+    const auto req = make_request("GET", target, {}, {}, options_, impl_->url);
+    std::string retry_kind;  // empty: the stream ended normally (the server's timeoutSeconds)
+    try {
+      auto conn = co_await acquire();  // never returned to the pool: a watch owns its connection
+      std::string error_body;
+      int status = co_await conn->stream(req, on_line, error_body);
+      if (gone || status == 410) co_return WatchEnd::gone;
+      if (status != 200 && !transient_status(status)) throw api_error(status, error_body, "watch " + collection_path);
+      if (status != 200) retry_kind = std::to_string(status);
+    } catch (const boost::system::system_error&) {
+      retry_kind = "watch-reconnect";  // or the caller cancelled us: checked next
     }
+    // Read inline: awaiting a nested coroutine would throw once the caller has cancelled us.
+    auto cancellation = co_await asio::this_coro::cancellation_state;
+    if (cancellation.cancelled() != asio::cancellation_type::none) co_return WatchEnd::stopped;
+    if (!retry_kind.empty()) {
+      count_retry(retry_kind);
+      try {
+        co_await sleep_for(backoff(++failures));
+      } catch (const boost::system::system_error&) {
+        co_return WatchEnd::stopped;  // cancelled while waiting
+      }
+    }
+    // Resume from resource_version.
+  }
 }
 
 }  // namespace faultline::harness

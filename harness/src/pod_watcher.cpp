@@ -8,18 +8,16 @@ namespace json = boost::json;
 namespace {
 
 std::string field(const json::value& v, std::initializer_list<const char*> path) {
-    const json::value* cur = &v;
-    for (const char* key : path) {
-        if (!cur->is_object()) return {};
-        cur = cur->get_object().if_contains(key);
-        if (cur == nullptr) return {};
-    }
-    return cur->is_string() ? std::string(cur->get_string()) : std::string();
+  const json::value* cur = &v;
+  for (const char* key : path) {
+    if (!cur->is_object()) return {};
+    cur = cur->get_object().if_contains(key);
+    if (cur == nullptr) return {};
+  }
+  return cur->is_string() ? std::string(cur->get_string()) : std::string();
 }
 
-bool has_deletion_timestamp(const json::value& pod) {
-    return !field(pod, {"metadata", "deletionTimestamp"}).empty();
-}
+bool has_deletion_timestamp(const json::value& pod) { return !field(pod, {"metadata", "deletionTimestamp"}).empty(); }
 
 }  // namespace
 
@@ -27,88 +25,88 @@ PodWatcher::PodWatcher(KubeClient& client, std::string ns, std::string label_sel
     : client_(client), ns_(std::move(ns)), selector_(std::move(label_selector)), watch_(client.executor()) {}
 
 void PodWatcher::apply(PodObservations& obs, const std::string& type, const json::value& pod, WallTime now) {
-    std::string uid = field(pod, {"metadata", "uid"});
-    if (uid.empty()) return;
-    PodState& p = obs.pods[uid];
-    if (p.uid.empty()) {
-        p.uid = uid;
-        p.created = now;
-    }
-    p.ns = field(pod, {"metadata", "namespace"});
-    p.name = field(pod, {"metadata", "name"});
-    p.queue_label = field(pod, {"metadata", "labels", "queue"});
-    p.application_id = field(pod, {"metadata", "labels", "applicationId"});
-    p.scheduler_name = field(pod, {"spec", "schedulerName"});
-    p.node_name = field(pod, {"spec", "nodeName"});
-    p.phase = field(pod, {"status", "phase"});
-    if (!p.node_name.empty() && !p.bound) p.bound = now;
-    if (p.phase == "Running" && !p.running) p.running = now;
-    if ((type == "DELETED" || has_deletion_timestamp(pod)) && !p.deleted) p.deleted = now;
-    if (type == "DELETED") p.gone = true;
+  std::string uid = field(pod, {"metadata", "uid"});
+  if (uid.empty()) return;
+  PodState& p = obs.pods[uid];
+  if (p.uid.empty()) {
+    p.uid = uid;
+    p.created = now;
+  }
+  p.ns = field(pod, {"metadata", "namespace"});
+  p.name = field(pod, {"metadata", "name"});
+  p.queue_label = field(pod, {"metadata", "labels", "queue"});
+  p.application_id = field(pod, {"metadata", "labels", "applicationId"});
+  p.scheduler_name = field(pod, {"spec", "schedulerName"});
+  p.node_name = field(pod, {"spec", "nodeName"});
+  p.phase = field(pod, {"status", "phase"});
+  if (!p.node_name.empty() && !p.bound) p.bound = now;
+  if (p.phase == "Running" && !p.running) p.running = now;
+  if ((type == "DELETED" || has_deletion_timestamp(pod)) && !p.deleted) p.deleted = now;
+  if (type == "DELETED") p.gone = true;
 }
 
 asio::awaitable<void> PodWatcher::start() {
-    resource_version_ = co_await list_and_reconcile();
-    obs_.watched = true;
-    watch_.start(run());
+  resource_version_ = co_await list_and_reconcile();
+  obs_.watched = true;
+  watch_.start(run());
 }
 
 asio::awaitable<void> PodWatcher::stop() { co_await watch_.stop(); }
 
 std::string PodWatcher::error() const {
-    return watch_.error().empty() ? std::string() : "pod watch failed: " + watch_.error();
+  return watch_.error().empty() ? std::string() : "pod watch failed: " + watch_.error();
 }
 
 void PodWatcher::mark_deleted_by_harness(const std::string& uid) { obs_.deleted_by_harness.insert(uid); }
 
 asio::awaitable<std::string> PodWatcher::list_and_reconcile() {
-    ListResult list = co_await client_.list("/api/v1/namespaces/" + ns_ + "/pods", selector_);
-    WallTime now = WallClock::now();
-    std::set<std::string> present;
-    for (const auto& item : list.items) {
-        present.insert(field(item, {"metadata", "uid"}));
-        apply(obs_, "ADDED", item, now);
+  ListResult list = co_await client_.list("/api/v1/namespaces/" + ns_ + "/pods", selector_);
+  WallTime now = WallClock::now();
+  std::set<std::string> present;
+  for (const auto& item : list.items) {
+    present.insert(field(item, {"metadata", "uid"}));
+    apply(obs_, "ADDED", item, now);
+  }
+  // Pods we knew that the list no longer has were deleted while we were not watching.
+  for (auto& [uid, p] : obs_.pods) {
+    if (!present.contains(uid) && !p.gone) {
+      if (!p.deleted) p.deleted = now;
+      p.gone = true;
     }
-    // Pods we knew that the list no longer has were deleted while we were not watching.
-    for (auto& [uid, p] : obs_.pods) {
-        if (!present.contains(uid) && !p.gone) {
-            if (!p.deleted) p.deleted = now;
-            p.gone = true;
-        }
-    }
-    last_change_ = now;
-    co_return list.resource_version;
+  }
+  last_change_ = now;
+  co_return list.resource_version;
 }
 
 asio::awaitable<void> PodWatcher::run() {
-    auto on_event = [this](const WatchEvent& ev) {
-        if (ev.type == "BOOKMARK") return;
-        WallTime now = WallClock::now();
-        apply(obs_, ev.type, ev.object, now);
-        last_change_ = now;
-    };
-    const std::string pods = "/api/v1/namespaces/" + ns_ + "/pods";
-    for (;;) {
-        WatchEnd end = co_await client_.watch(pods, resource_version_, on_event, selector_);
-        if (end == WatchEnd::stopped) co_return;
-        ++relists_;
-        resource_version_ = co_await list_and_reconcile();
-    }
+  auto on_event = [this](const WatchEvent& ev) {
+    if (ev.type == "BOOKMARK") return;
+    WallTime now = WallClock::now();
+    apply(obs_, ev.type, ev.object, now);
+    last_change_ = now;
+  };
+  const std::string pods = "/api/v1/namespaces/" + ns_ + "/pods";
+  for (;;) {
+    WatchEnd end = co_await client_.watch(pods, resource_version_, on_event, selector_);
+    if (end == WatchEnd::stopped) co_return;
+    ++relists_;
+    resource_version_ = co_await list_and_reconcile();
+  }
 }
 
 PodObservations PodWatcher::snapshot() const { return obs_; }
 
 PodWatcher::Counts PodWatcher::counts() const {
-    Counts c;
-    c.last_change = last_change_;
-    for (const auto& [uid, p] : obs_.pods) {
-        ++c.pods;
-        if (!p.live()) continue;
-        ++c.live;
-        if (p.is_bound()) ++c.bound;
-        if (p.phase == "Running") ++c.running;
-    }
-    return c;
+  Counts c;
+  c.last_change = last_change_;
+  for (const auto& [uid, p] : obs_.pods) {
+    ++c.pods;
+    if (!p.live()) continue;
+    ++c.live;
+    if (p.is_bound()) ++c.bound;
+    if (p.phase == "Running") ++c.running;
+  }
+  return c;
 }
 
 }  // namespace faultline::harness

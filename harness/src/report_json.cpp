@@ -8,81 +8,84 @@ namespace faultline::harness {
 namespace json = boost::json;
 namespace {
 
-json::value optional_int(const std::optional<std::int64_t>& v) {
-    return v ? json::value(*v) : json::value(nullptr);
-}
+json::value optional_int(const std::optional<std::int64_t>& v) { return v ? json::value(*v) : json::value(nullptr); }
 
 json::object check_json(const CheckResult& c) {
-    json::array evidence;
-    for (const auto& e : c.evidence) evidence.emplace_back(e);
-    return {{"name", c.name},
-            {"ok", !c.failed()},
-            {"status", to_string(c.status)},
-            {"expected", c.expected_violated ? "violated" : "ok"},
-            {"count", c.count},
-            {"summary", c.summary},
-            {"evidence", std::move(evidence)}};
+  json::array evidence;
+  for (const auto& e : c.evidence) evidence.emplace_back(e);
+  return {{"name", c.name},
+          {"ok", !c.failed()},
+          {"status", to_string(c.status)},
+          {"expected", c.expected_violated ? "violated" : "ok"},
+          {"count", c.count},
+          {"summary", c.summary},
+          {"evidence", std::move(evidence)}};
 }
 
 }  // namespace
 
 std::string render_json(const Report& r) {
-    json::object versions;
-    for (const auto& [k, v] : r.versions) versions[k] = v;
-    json::object retries;
-    for (const auto& [k, v] : r.client_retries) retries[k] = v;
-    json::array faults;
-    for (const auto& f : r.faults) faults.push_back(json::object{{"rule", f.rule}, {"matched", f.matched}, {"fired", f.fired}});
-    json::array windows;
-    for (const auto& w : r.fault_windows) {
-        windows.push_back(json::object{{"rule", w.rule}, {"action", w.action}, {"first", net::format_rfc3339(w.first, 3)},
-                                       {"last", net::format_rfc3339(w.last, 3)}, {"requests", w.requests}});
-    }
-    json::array checks;
-    for (const auto& c : r.checks) checks.push_back(check_json(c));
-    json::array timeline;
-    for (const auto& p : r.timeline) timeline.push_back(json::array{p.seconds, p.created, p.bound, p.running});
-    json::array notes;
-    for (const auto& n : r.notes) notes.emplace_back(n);
-    double duration = std::chrono::duration<double>(r.finished - r.started).count();
-    json::object cluster{{"scheduler", r.scheduler}, {"versions", std::move(versions)}};
-    if (!r.yunikorn_build.empty()) cluster["yunikornBuild"] = json::parse(r.yunikorn_build);
-    json::object doc{
-        {"scenario", r.scenario},
-        {"scenarioFile", r.scenario_file},
-        {"seed", r.seed},
-        {"verdict", to_string(r.verdict)},
-        {"error", r.error.empty() ? json::value(nullptr) : json::value(r.error)},
-        {"started", net::format_rfc3339(r.started, 3)},
-        {"finished", net::format_rfc3339(r.finished, 3)},
-        {"durationSeconds", duration},
-        {"cluster", std::move(cluster)},
-        {"workload", json::object{{"nodes", r.nodes}, {"podsCreated", r.pods_created},
-                                  {"createRateAchieved", r.create_rate_achieved}}},
-        {"clientRetries", std::move(retries)},
-        {"faults", std::move(faults)},
-        {"faultWindows", std::move(windows)},
-        {"checks", std::move(checks)},
-        {"stats", json::object{{"pods", r.stats.pods},
-                               {"boundPods", r.stats.bound_pods},
-                               {"runningPods", r.stats.running_pods},
-                               {"strandedPods", r.stats.stranded_pods},
-                               {"deletedPods", r.stats.deleted_pods},
-                               {"queueAllocatedPods", optional_int(r.stats.queue_allocated_pods)},
-                               {"phantomAllocations", optional_int(r.stats.phantom_allocations)},
-                               {"bindsSucceeded", optional_int(r.stats.binds_succeeded)},
-                               {"bindsFailed", optional_int(r.stats.binds_failed)}}},
-        {"timeline", json::object{{"columns", json::array{"seconds", "created", "bound", "running"}},
-                                  {"points", std::move(timeline)}}},
-        {"notes", std::move(notes)},
-    };
-    return json::serialize(doc) + "\n";
+  json::object versions;
+  for (const auto& [k, v] : r.versions) versions[k] = v;
+  json::object retries;
+  for (const auto& [k, v] : r.client_retries) retries[k] = v;
+  json::array faults;
+  for (const auto& f : r.faults)
+    faults.push_back(json::object{{"rule", f.rule}, {"matched", f.matched}, {"fired", f.fired}});
+  json::array windows;
+  for (const auto& w : r.fault_windows) {
+    windows.push_back(json::object{{"rule", w.rule},
+                                   {"action", w.action},
+                                   {"first", net::format_rfc3339(w.first, 3)},
+                                   {"last", net::format_rfc3339(w.last, 3)},
+                                   {"requests", w.requests}});
+  }
+  json::array checks;
+  for (const auto& c : r.checks) checks.push_back(check_json(c));
+  json::array timeline;
+  for (const auto& p : r.timeline) timeline.push_back(json::array{p.seconds, p.created, p.bound, p.running});
+  json::array notes;
+  for (const auto& n : r.notes) notes.emplace_back(n);
+  double duration = std::chrono::duration<double>(r.finished - r.started).count();
+  json::object cluster{{"scheduler", r.scheduler}, {"versions", std::move(versions)}};
+  if (!r.yunikorn_build.empty()) cluster["yunikornBuild"] = json::parse(r.yunikorn_build);
+  json::object doc{
+      {"scenario", r.scenario},
+      {"scenarioFile", r.scenario_file},
+      {"seed", r.seed},
+      {"verdict", to_string(r.verdict)},
+      {"error", r.error.empty() ? json::value(nullptr) : json::value(r.error)},
+      {"started", net::format_rfc3339(r.started, 3)},
+      {"finished", net::format_rfc3339(r.finished, 3)},
+      {"durationSeconds", duration},
+      {"cluster", std::move(cluster)},
+      {"workload",
+       json::object{
+           {"nodes", r.nodes}, {"podsCreated", r.pods_created}, {"createRateAchieved", r.create_rate_achieved}}},
+      {"clientRetries", std::move(retries)},
+      {"faults", std::move(faults)},
+      {"faultWindows", std::move(windows)},
+      {"checks", std::move(checks)},
+      {"stats", json::object{{"pods", r.stats.pods},
+                             {"boundPods", r.stats.bound_pods},
+                             {"runningPods", r.stats.running_pods},
+                             {"strandedPods", r.stats.stranded_pods},
+                             {"deletedPods", r.stats.deleted_pods},
+                             {"queueAllocatedPods", optional_int(r.stats.queue_allocated_pods)},
+                             {"phantomAllocations", optional_int(r.stats.phantom_allocations)},
+                             {"bindsSucceeded", optional_int(r.stats.binds_succeeded)},
+                             {"bindsFailed", optional_int(r.stats.binds_failed)}}},
+      {"timeline", json::object{{"columns", json::array{"seconds", "created", "bound", "running"}},
+                                {"points", std::move(timeline)}}},
+      {"notes", std::move(notes)},
+  };
+  return json::serialize(doc) + "\n";
 }
 
 void write_reports(const Report& r, const std::filesystem::path& dir) {
-    net::write_file(dir / "report.json", render_json(r));
-    net::write_file(dir / "junit.xml", render_junit(r));
-    net::write_file(dir / "report.html", render_html(r));
+  net::write_file(dir / "report.json", render_json(r));
+  net::write_file(dir / "junit.xml", render_junit(r));
+  net::write_file(dir / "report.html", render_html(r));
 }
 
 }  // namespace faultline::harness

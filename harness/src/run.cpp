@@ -6,9 +6,9 @@
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/services.hpp"
-#include "faultline/net/rfc3339.hpp"
 #include "faultline/harness/token_bucket.hpp"
 #include "faultline/net/certs.hpp"
+#include "faultline/net/rfc3339.hpp"
 
 namespace faultline::harness {
 namespace json = boost::json;
@@ -25,313 +25,317 @@ std::string fixed(double v, int decimals = 1) { return fmt::format("{:.{}f}", v,
 // read it. A failed poll (the admin API busy for a moment) is retried by the next one; reading
 // resumes where it stopped, and records evicted meanwhile make every later poll fail (410).
 class AuditCollector {
-public:
-    AuditCollector(ProxyAdmin& proxy, const asio::any_io_executor& executor) : proxy_(proxy), polling_(executor) {}
+ public:
+  AuditCollector(ProxyAdmin& proxy, const asio::any_io_executor& executor) : proxy_(proxy), polling_(executor) {}
 
-    asio::awaitable<void> start() {
-        since_ = co_await proxy_.audit_head();
-        polling_.start(poll_every_second());
-    }
-    // Stops polling and reads what is left. Throws when that last read fails.
-    asio::awaitable<audit::DecodedLines> finish() {
-        co_await polling_.stop();
-        co_await poll();
-        if (!error_.empty()) throw std::runtime_error("proxy audit: " + error_);
-        co_return records_;
-    }
-    asio::awaitable<void> stop() { co_await polling_.stop(); }
+  asio::awaitable<void> start() {
+    since_ = co_await proxy_.audit_head();
+    polling_.start(poll_every_second());
+  }
+  // Stops polling and reads what is left. Throws when that last read fails.
+  asio::awaitable<audit::DecodedLines> finish() {
+    co_await polling_.stop();
+    co_await poll();
+    if (!error_.empty()) throw std::runtime_error("proxy audit: " + error_);
+    co_return records_;
+  }
+  asio::awaitable<void> stop() { co_await polling_.stop(); }
 
-private:
-    asio::awaitable<void> poll_every_second() {
-        for (;;) {
-            co_await poll();
-            co_await sleep_for(seconds(1));
-        }
+ private:
+  asio::awaitable<void> poll_every_second() {
+    for (;;) {
+      co_await poll();
+      co_await sleep_for(seconds(1));
     }
-    asio::awaitable<void> poll() {
-        try {
-            co_await proxy_.read_audit(since_, records_);
-            error_.clear();
-        } catch (const std::exception& e) {
-            error_ = e.what();
-        }
+  }
+  asio::awaitable<void> poll() {
+    try {
+      co_await proxy_.read_audit(since_, records_);
+      error_.clear();
+    } catch (const std::exception& e) {
+      error_ = e.what();
     }
-    ProxyAdmin& proxy_;
-    std::uint64_t since_ = 0;
-    audit::DecodedLines records_;
-    std::string error_;
-    BackgroundTask polling_;
+  }
+  ProxyAdmin& proxy_;
+  std::uint64_t since_ = 0;
+  audit::DecodedLines records_;
+  std::string error_;
+  BackgroundTask polling_;
 };
 
 // Waits until every live pod is bound and Running, or nothing changed for `quiet`. Returns how it ended.
 asio::awaitable<std::string> settle(PodWatcher& watcher, milliseconds quiet, const ProgressFn& progress) {
-    auto start = std::chrono::steady_clock::now();
-    auto give_up = quiet * 10 + seconds(60);
-    for (;;) {
-        if (auto err = watcher.error(); !err.empty()) throw std::runtime_error(err);
-        auto c = watcher.counts();
-        double quiet_for = std::chrono::duration<double>(WallClock::now() - c.last_change).count();
-        std::string state = std::to_string(c.bound) + "/" + std::to_string(c.live) + " bound, " +
-                            std::to_string(c.running) + " Running";
-        if (c.live > 0 && c.bound == c.live && c.running == c.live) {
-            progress("settled: " + state + " after " + fixed(since(start)) + "s", true);
-            co_return "settled: every live pod bound and Running (" + state + ") " + fixed(since(start)) + "s after the last phase";
-        }
-        if (quiet_for * 1000 >= static_cast<double>(quiet.count())) {
-            progress("settled by quiet period: " + state + ", nothing changed for " + fixed(quiet_for) + "s", true);
-            co_return "settled by quiet period: nothing changed for " + fixed(quiet_for) + "s (" + state + ")";
-        }
-        if (std::chrono::steady_clock::now() - start > give_up) {
-            progress("still changing after " + fixed(since(start)) + "s; checking anyway", true);
-            co_return "gave up settling after " + fixed(since(start)) + "s: pods kept changing (" + state + ")";
-        }
-        progress("settling: " + state + ", quiet for " + fixed(quiet_for) + "s (settle " +
-                     fixed(static_cast<double>(quiet.count()) / 1000) + "s)",
-                 false);
-        co_await sleep_for(milliseconds(500));
+  auto start = std::chrono::steady_clock::now();
+  auto give_up = quiet * 10 + seconds(60);
+  for (;;) {
+    if (auto err = watcher.error(); !err.empty()) throw std::runtime_error(err);
+    auto c = watcher.counts();
+    double quiet_for = std::chrono::duration<double>(WallClock::now() - c.last_change).count();
+    std::string state =
+        std::to_string(c.bound) + "/" + std::to_string(c.live) + " bound, " + std::to_string(c.running) + " Running";
+    if (c.live > 0 && c.bound == c.live && c.running == c.live) {
+      progress("settled: " + state + " after " + fixed(since(start)) + "s", true);
+      co_return "settled: every live pod bound and Running (" + state + ") " + fixed(since(start)) +
+          "s after the last phase";
     }
+    if (quiet_for * 1000 >= static_cast<double>(quiet.count())) {
+      progress("settled by quiet period: " + state + ", nothing changed for " + fixed(quiet_for) + "s", true);
+      co_return "settled by quiet period: nothing changed for " + fixed(quiet_for) + "s (" + state + ")";
+    }
+    if (std::chrono::steady_clock::now() - start > give_up) {
+      progress("still changing after " + fixed(since(start)) + "s; checking anyway", true);
+      co_return "gave up settling after " + fixed(since(start)) + "s: pods kept changing (" + state + ")";
+    }
+    progress("settling: " + state + ", quiet for " + fixed(quiet_for) + "s (settle " +
+                 fixed(static_cast<double>(quiet.count()) / 1000) + "s)",
+             false);
+    co_await sleep_for(milliseconds(500));
+  }
 }
 
 asio::awaitable<std::vector<std::string>> node_names(KubeClient& client) {
-    std::vector<std::string> out;
-    const ListResult nodes = co_await client.list("/api/v1/nodes");
-    for (const auto& n : nodes.items) out.emplace_back(n.at("metadata").at("name").as_string());
-    co_return out;
+  std::vector<std::string> out;
+  const ListResult nodes = co_await client.list("/api/v1/nodes");
+  for (const auto& n : nodes.items) out.emplace_back(n.at("metadata").at("name").as_string());
+  co_return out;
 }
 
 asio::awaitable<std::string> apiserver_version(KubeClient& client) {
-    auto v = co_await client.get("/version");
-    if (!v || !v->is_object()) co_return "unknown";
-    auto* git = v->get_object().if_contains("gitVersion");
-    std::string version = git != nullptr && git->is_string() ? std::string(git->get_string()) : "unknown";
-    co_return version;
+  auto v = co_await client.get("/version");
+  if (!v || !v->is_object()) co_return "unknown";
+  auto* git = v->get_object().if_contains("gitVersion");
+  std::string version = git != nullptr && git->is_string() ? std::string(git->get_string()) : "unknown";
+  co_return version;
 }
 
 faults::Workload effective_workload(const RunOptions& o, const faults::Scenario& sc) {
-    if (!sc.workload) throw std::runtime_error(sc.source + ": the scenario has no workload: nothing to run");
-    faults::Workload w = *sc.workload;
-    if (w.phases.empty()) throw std::runtime_error(sc.source + ": the workload has no phases");
-    if (o.nodes) w.nodes.count = *o.nodes;
-    if (o.pods) w.phases.front().pods = *o.pods;
-    if (o.rate) w.phases.front().rate = *o.rate;
-    return w;
+  if (!sc.workload) throw std::runtime_error(sc.source + ": the scenario has no workload: nothing to run");
+  faults::Workload w = *sc.workload;
+  if (w.phases.empty()) throw std::runtime_error(sc.source + ": the workload has no phases");
+  if (o.nodes) w.nodes.count = *o.nodes;
+  if (o.pods) w.phases.front().pods = *o.pods;
+  if (o.rate) w.phases.front().rate = *o.rate;
+  return w;
 }
 
 class Runner {
-public:
-    Runner(asio::any_io_executor executor, const RunOptions& o, const faults::Scenario& sc, const std::string& text,
-           const ProgressFn& progress, Report& r)
-        : executor_(std::move(executor)), o_(o), sc_(sc), text_(text), progress_(progress), r_(r) {}
+ public:
+  Runner(asio::any_io_executor executor, const RunOptions& o, const faults::Scenario& sc, const std::string& text,
+         const ProgressFn& progress, Report& r)
+      : executor_(std::move(executor)), o_(o), sc_(sc), text_(text), progress_(progress), r_(r) {}
 
-    asio::awaitable<void> execute() {
-        validate_options();
-        net::KubeconfigContext cluster = net::load_kubeconfig(o_.kubeconfig, o_.context);
-        KubeClientOptions client_options;
-        client_options.cluster = cluster;
-        client_ = std::make_unique<KubeClient>(executor_, client_options);
-        r_.versions["kube-apiserver"] = co_await apiserver_version(*client_);
-        workload_spec_ = effective_workload(o_, sc_);
-        Workload workload(*client_, workload_spec_, o_.scheduler, progress_);
-        co_await workload.ensure_namespace();
-        co_await workload.delete_leftover_pods(seconds(120));
-        if (proxy_) {
-            co_await proxy_->disarm();
-            co_await proxy_->put_scenario(text_);
-            r_.notes.push_back("faults loaded into the proxy at " + proxy_->url() + " (" + std::to_string(sc_.faults.size()) + " rules)");
-        }
-        r_.nodes = static_cast<std::int64_t>(workload_spec_.nodes.count);
-        co_await workload.create_nodes(o_.node_concurrency);
-        co_await workload.wait_nodes_ready(o_.node_ready_timeout);
-        if (o_.scheduler == "yunikorn") co_await wait_yunikorn_nodes();
-
-        watcher_ = std::make_unique<PodWatcher>(*client_, workload_spec_.namespace_, kWorkloadLabel);
-        co_await watcher_->start();
-        if (proxy_) {
-            audit_ = std::make_unique<AuditCollector>(*proxy_, executor_);
-            co_await audit_->start();
-        }
-        co_await run_phases(workload);
-        if (!armed_ && proxy_) co_await arm();
-        r_.notes.push_back(co_await settle(*watcher_, settle_time(), progress_));
-        co_await collect();
+  asio::awaitable<void> execute() {
+    validate_options();
+    net::KubeconfigContext cluster = net::load_kubeconfig(o_.kubeconfig, o_.context);
+    KubeClientOptions client_options;
+    client_options.cluster = cluster;
+    client_ = std::make_unique<KubeClient>(executor_, client_options);
+    r_.versions["kube-apiserver"] = co_await apiserver_version(*client_);
+    workload_spec_ = effective_workload(o_, sc_);
+    Workload workload(*client_, workload_spec_, o_.scheduler, progress_);
+    co_await workload.ensure_namespace();
+    co_await workload.delete_leftover_pods(seconds(120));
+    if (proxy_) {
+      co_await proxy_->disarm();
+      co_await proxy_->put_scenario(text_);
+      r_.notes.push_back("faults loaded into the proxy at " + proxy_->url() + " (" + std::to_string(sc_.faults.size()) +
+                         " rules)");
     }
+    r_.nodes = static_cast<std::int64_t>(workload_spec_.nodes.count);
+    co_await workload.create_nodes(o_.node_concurrency);
+    co_await workload.wait_nodes_ready(o_.node_ready_timeout);
+    if (o_.scheduler == "yunikorn") co_await wait_yunikorn_nodes();
 
-    // Whatever was observed, also after a failure. Stops the pod watch and the audit poller.
-    asio::awaitable<void> finish_observations(Observations& obs) {
-        if (audit_) co_await audit_->stop();
-        if (watcher_) {
-            co_await watcher_->stop();
-            obs.pods = watcher_->snapshot();
-            if (auto err = watcher_->error(); !err.empty() && r_.error.empty()) r_.error = err;
-        }
-        if (client_) r_.client_retries = client_->retries();
+    watcher_ = std::make_unique<PodWatcher>(*client_, workload_spec_.namespace_, kWorkloadLabel);
+    co_await watcher_->start();
+    if (proxy_) {
+      audit_ = std::make_unique<AuditCollector>(*proxy_, executor_);
+      co_await audit_->start();
     }
+    co_await run_phases(workload);
+    if (!armed_ && proxy_) co_await arm();
+    r_.notes.push_back(co_await settle(*watcher_, settle_time(), progress_));
+    co_await collect();
+  }
 
-    Observations observations;
-
-private:
-    void validate_options() {
-        if (o_.scheduler != "yunikorn" && o_.scheduler != "kube-scheduler") {
-            throw std::runtime_error("scheduler must be yunikorn or kube-scheduler, not '" + o_.scheduler + "'");
-        }
-        if (o_.scheduler == "yunikorn" && o_.yunikorn_url.empty()) {
-            throw std::runtime_error("scheduler is yunikorn but no YuniKorn REST URL was given (--yunikorn-url)");
-        }
-        if (!sc_.faults.empty() && o_.proxy_admin_url.empty()) {
-            throw std::runtime_error("the scenario has " + std::to_string(sc_.faults.size()) +
-                                     " fault rules but no proxy admin URL was given (--proxy-admin-url)");
-        }
-        if (!o_.proxy_admin_url.empty()) proxy_ = std::make_unique<ProxyAdmin>(o_.proxy_admin_url, o_.proxy_admin_token);
+  // Whatever was observed, also after a failure. Stops the pod watch and the audit poller.
+  asio::awaitable<void> finish_observations(Observations& obs) {
+    if (audit_) co_await audit_->stop();
+    if (watcher_) {
+      co_await watcher_->stop();
+      obs.pods = watcher_->snapshot();
+      if (auto err = watcher_->error(); !err.empty() && r_.error.empty()) r_.error = err;
     }
+    if (client_) r_.client_retries = client_->retries();
+  }
 
-    milliseconds settle_time() const { return o_.settle ? *o_.settle : sc_.checks.settle; }
+  Observations observations;
 
-    asio::awaitable<void> wait_yunikorn_nodes() {
-        auto deadline = std::chrono::steady_clock::now() + o_.node_ready_timeout;
-        for (;;) {
-            auto snapshot = co_await take_yunikorn_snapshot(o_.yunikorn_url);
-            if (snapshot.nodes.size() >= workload_spec_.nodes.count) {
-                progress_("YuniKorn knows " + std::to_string(snapshot.nodes.size()) + " nodes", true);
-                co_return;
-            }
-            if (std::chrono::steady_clock::now() > deadline) {
-                throw std::runtime_error("YuniKorn registered only " + std::to_string(snapshot.nodes.size()) + " of " +
-                                         std::to_string(workload_spec_.nodes.count) + " nodes");
-            }
-            progress_("waiting for YuniKorn to register nodes: " + std::to_string(snapshot.nodes.size()) + "/" +
-                          std::to_string(workload_spec_.nodes.count),
-                      false);
-            co_await sleep_for(milliseconds(500));
-        }
+ private:
+  void validate_options() {
+    if (o_.scheduler != "yunikorn" && o_.scheduler != "kube-scheduler") {
+      throw std::runtime_error("scheduler must be yunikorn or kube-scheduler, not '" + o_.scheduler + "'");
     }
-
-    asio::awaitable<void> arm() {
-        co_await proxy_->arm();
-        armed_ = true;
-        r_.notes.push_back("proxy armed at " + net::format_rfc3339(WallClock::now(), 3));
+    if (o_.scheduler == "yunikorn" && o_.yunikorn_url.empty()) {
+      throw std::runtime_error("scheduler is yunikorn but no YuniKorn REST URL was given (--yunikorn-url)");
     }
-
-    asio::awaitable<void> run_phases(Workload& workload) {
-        std::function<std::string()> status = [this] {
-            auto c = watcher_->counts();
-            return "bound " + std::to_string(c.bound) + ", running " + std::to_string(c.running);
-        };
-        std::function<asio::awaitable<void>()> arm_once = [this]() -> asio::awaitable<void> {
-            if (proxy_ && !armed_) co_await arm();
-        };
-        auto workload_start = std::chrono::steady_clock::now();
-        double created_seconds = 0;
-        for (const auto& phase : workload_spec_.phases) {
-            if (phase.start.kind == faults::PhaseStart::Kind::settled) {
-                const std::string settled = co_await settle(*watcher_, settle_time(), progress_);
-                r_.notes.push_back("before phase " + phase.name + ": " + settled);
-            } else if (phase.start.kind == faults::PhaseStart::Kind::offset) {
-                asio::steady_timer at(executor_, workload_start + phase.start.offset);
-                co_await at.async_wait(use_tuple);
-            }
-            PhaseResult pr = co_await workload.run_phase(phase, arm_once, status);
-            r_.pods_created += static_cast<std::int64_t>(pr.created);
-            created_seconds += pr.seconds;
-            r_.notes.push_back("phase " + pr.name + ": " + std::to_string(pr.created) + "/" + std::to_string(pr.requested) +
-                               " pods created in " + fixed(pr.seconds, 2) + "s (" + fixed(pr.rate()) + " pods/s" +
-                               (phase.rate ? ", asked " + fixed(*phase.rate) + "/s" : std::string(", unpaced")) +
-                               ", concurrency " + std::to_string(phase.concurrency) + ")");
-            if (pr.failed > 0) {
-                std::string why = pr.errors.empty() ? std::string() : ": " + pr.errors.front();
-                throw std::runtime_error("phase " + pr.name + ": " + std::to_string(pr.failed) + " pod creations failed" + why);
-            }
-        }
-        r_.create_rate_achieved = created_seconds > 0 ? static_cast<double>(r_.pods_created) / created_seconds : 0;
+    if (!sc_.faults.empty() && o_.proxy_admin_url.empty()) {
+      throw std::runtime_error("the scenario has " + std::to_string(sc_.faults.size()) +
+                               " fault rules but no proxy admin URL was given (--proxy-admin-url)");
     }
+    if (!o_.proxy_admin_url.empty()) proxy_ = std::make_unique<ProxyAdmin>(o_.proxy_admin_url, o_.proxy_admin_token);
+  }
 
-    asio::awaitable<void> collect() {
-        if (audit_) {
-            audit::DecodedLines collected = co_await audit_->finish();
-            if (collected.malformed > 0) {
-                r_.notes.push_back("proxy audit: " + std::to_string(collected.malformed) +
-                                   " malformed lines skipped; the first: " + collected.first_error);
-            }
-            observations.audit = std::move(collected.records);
-        }
-        if (proxy_) {
-            r_.faults = co_await proxy_->rules();
-            co_await proxy_->disarm();
-        }
-        if (o_.scheduler == "yunikorn") {
-            co_await sleep_for(seconds(2));  // let the core apply the shim's last updates
-            std::string dump;
-            observations.yunikorn = co_await take_yunikorn_snapshot(o_.yunikorn_url, &dump);
-            net::write_file(o_.out_dir / "yunikorn-fullstatedump.json", dump);
-        }
-        observations.live_nodes = co_await node_names(*client_);
-        for (const auto& f : r_.faults) {
-            if (f.fired == 0) {
-                throw std::runtime_error("fault rule '" + f.rule + "' never fired (matched " + std::to_string(f.matched) +
-                                         " requests): the run did not test what the scenario asks");
-            }
-        }
+  milliseconds settle_time() const { return o_.settle ? *o_.settle : sc_.checks.settle; }
+
+  asio::awaitable<void> wait_yunikorn_nodes() {
+    auto deadline = std::chrono::steady_clock::now() + o_.node_ready_timeout;
+    for (;;) {
+      auto snapshot = co_await take_yunikorn_snapshot(o_.yunikorn_url);
+      if (snapshot.nodes.size() >= workload_spec_.nodes.count) {
+        progress_("YuniKorn knows " + std::to_string(snapshot.nodes.size()) + " nodes", true);
+        co_return;
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw std::runtime_error("YuniKorn registered only " + std::to_string(snapshot.nodes.size()) + " of " +
+                                 std::to_string(workload_spec_.nodes.count) + " nodes");
+      }
+      progress_("waiting for YuniKorn to register nodes: " + std::to_string(snapshot.nodes.size()) + "/" +
+                    std::to_string(workload_spec_.nodes.count),
+                false);
+      co_await sleep_for(milliseconds(500));
     }
+  }
 
-    asio::any_io_executor executor_;
-    const RunOptions& o_;
-    const faults::Scenario& sc_;
-    const std::string& text_;
-    const ProgressFn& progress_;
-    Report& r_;
-    faults::Workload workload_spec_;
-    std::unique_ptr<KubeClient> client_;
-    std::unique_ptr<ProxyAdmin> proxy_;
-    std::unique_ptr<PodWatcher> watcher_;
-    std::unique_ptr<AuditCollector> audit_;
-    bool armed_ = false;
+  asio::awaitable<void> arm() {
+    co_await proxy_->arm();
+    armed_ = true;
+    r_.notes.push_back("proxy armed at " + net::format_rfc3339(WallClock::now(), 3));
+  }
+
+  asio::awaitable<void> run_phases(Workload& workload) {
+    std::function<std::string()> status = [this] {
+      auto c = watcher_->counts();
+      return "bound " + std::to_string(c.bound) + ", running " + std::to_string(c.running);
+    };
+    std::function<asio::awaitable<void>()> arm_once = [this]() -> asio::awaitable<void> {
+      if (proxy_ && !armed_) co_await arm();
+    };
+    auto workload_start = std::chrono::steady_clock::now();
+    double created_seconds = 0;
+    for (const auto& phase : workload_spec_.phases) {
+      if (phase.start.kind == faults::PhaseStart::Kind::settled) {
+        const std::string settled = co_await settle(*watcher_, settle_time(), progress_);
+        r_.notes.push_back("before phase " + phase.name + ": " + settled);
+      } else if (phase.start.kind == faults::PhaseStart::Kind::offset) {
+        asio::steady_timer at(executor_, workload_start + phase.start.offset);
+        co_await at.async_wait(use_tuple);
+      }
+      PhaseResult pr = co_await workload.run_phase(phase, arm_once, status);
+      r_.pods_created += static_cast<std::int64_t>(pr.created);
+      created_seconds += pr.seconds;
+      r_.notes.push_back("phase " + pr.name + ": " + std::to_string(pr.created) + "/" + std::to_string(pr.requested) +
+                         " pods created in " + fixed(pr.seconds, 2) + "s (" + fixed(pr.rate()) + " pods/s" +
+                         (phase.rate ? ", asked " + fixed(*phase.rate) + "/s" : std::string(", unpaced")) +
+                         ", concurrency " + std::to_string(phase.concurrency) + ")");
+      if (pr.failed > 0) {
+        std::string why = pr.errors.empty() ? std::string() : ": " + pr.errors.front();
+        throw std::runtime_error("phase " + pr.name + ": " + std::to_string(pr.failed) + " pod creations failed" + why);
+      }
+    }
+    r_.create_rate_achieved = created_seconds > 0 ? static_cast<double>(r_.pods_created) / created_seconds : 0;
+  }
+
+  asio::awaitable<void> collect() {
+    if (audit_) {
+      audit::DecodedLines collected = co_await audit_->finish();
+      if (collected.malformed > 0) {
+        r_.notes.push_back("proxy audit: " + std::to_string(collected.malformed) +
+                           " malformed lines skipped; the first: " + collected.first_error);
+      }
+      observations.audit = std::move(collected.records);
+    }
+    if (proxy_) {
+      r_.faults = co_await proxy_->rules();
+      co_await proxy_->disarm();
+    }
+    if (o_.scheduler == "yunikorn") {
+      co_await sleep_for(seconds(2));  // let the core apply the shim's last updates
+      std::string dump;
+      observations.yunikorn = co_await take_yunikorn_snapshot(o_.yunikorn_url, &dump);
+      net::write_file(o_.out_dir / "yunikorn-fullstatedump.json", dump);
+    }
+    observations.live_nodes = co_await node_names(*client_);
+    for (const auto& f : r_.faults) {
+      if (f.fired == 0) {
+        throw std::runtime_error("fault rule '" + f.rule + "' never fired (matched " + std::to_string(f.matched) +
+                                 " requests): the run did not test what the scenario asks");
+      }
+    }
+  }
+
+  asio::any_io_executor executor_;
+  const RunOptions& o_;
+  const faults::Scenario& sc_;
+  const std::string& text_;
+  const ProgressFn& progress_;
+  Report& r_;
+  faults::Workload workload_spec_;
+  std::unique_ptr<KubeClient> client_;
+  std::unique_ptr<ProxyAdmin> proxy_;
+  std::unique_ptr<PodWatcher> watcher_;
+  std::unique_ptr<AuditCollector> audit_;
+  bool armed_ = false;
 };
 
 }  // namespace
 
 Verdict check_invariants(const faults::Checks& checks, const std::optional<std::vector<std::string>>& expect,
                          const Observations& obs, Report& report) {
-    std::vector<std::string> names = checks.invariants_to_check();
-    report.checks = run_checks(names, expect ? *expect : checks.expect, obs);
-    if (names.empty()) {
-        report.notes.push_back("no invariants checked: the scenario lists `invariants: []`, so the verdict says only "
-                               "that the run completed without error");
-    }
-    return decide_verdict(report.checks);
+  std::vector<std::string> names = checks.invariants_to_check();
+  report.checks = run_checks(names, expect ? *expect : checks.expect, obs);
+  if (names.empty()) {
+    report.notes.push_back(
+        "no invariants checked: the scenario lists `invariants: []`, so the verdict says only "
+        "that the run completed without error");
+  }
+  return decide_verdict(report.checks);
 }
 
-Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::string& text, const ProgressFn& progress) {
-    Report r;
-    r.scenario = sc.metadata.name.empty() ? sc.source : sc.metadata.name;
-    r.scenario_file = sc.source;
-    r.seed = sc.seed;
-    r.scheduler = o.scheduler;
-    r.started = WallClock::now();
-    // The whole run is one single-threaded io_context on this thread.
-    asio::io_context ioc;
-    Runner runner(ioc.get_executor(), o, sc, text, progress, r);
-    bool ok = true;
-    try {
-        run_blocking(ioc, runner.execute());
-    } catch (const std::exception& e) {
-        ok = false;
-        r.error = e.what();
-    }
-    Observations& obs = runner.observations;
-    obs.scheduler = o.scheduler;
-    obs.harness_user_agent = kHarnessUserAgent;
-    run_blocking(ioc, runner.finish_observations(obs));
-    try {
-        Verdict checked = check_invariants(sc.checks, o.expect, obs, r);
-        r.verdict = ok && r.error.empty() ? checked : Verdict::error;
-    } catch (const std::exception& e) {
-        r.error = e.what();
-        r.verdict = Verdict::error;
-    }
-    r.stats = compute_stats(obs);
-    if (obs.audit) r.fault_windows = fault_windows(*obs.audit);
-    r.timeline = build_timeline(obs.pods, r.started);
-    r.finished = WallClock::now();
-    return r;
+Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::string& text,
+                    const ProgressFn& progress) {
+  Report r;
+  r.scenario = sc.metadata.name.empty() ? sc.source : sc.metadata.name;
+  r.scenario_file = sc.source;
+  r.seed = sc.seed;
+  r.scheduler = o.scheduler;
+  r.started = WallClock::now();
+  // The whole run is one single-threaded io_context on this thread.
+  asio::io_context ioc;
+  Runner runner(ioc.get_executor(), o, sc, text, progress, r);
+  bool ok = true;
+  try {
+    run_blocking(ioc, runner.execute());
+  } catch (const std::exception& e) {
+    ok = false;
+    r.error = e.what();
+  }
+  Observations& obs = runner.observations;
+  obs.scheduler = o.scheduler;
+  obs.harness_user_agent = kHarnessUserAgent;
+  run_blocking(ioc, runner.finish_observations(obs));
+  try {
+    Verdict checked = check_invariants(sc.checks, o.expect, obs, r);
+    r.verdict = ok && r.error.empty() ? checked : Verdict::error;
+  } catch (const std::exception& e) {
+    r.error = e.what();
+    r.verdict = Verdict::error;
+  }
+  r.stats = compute_stats(obs);
+  if (obs.audit) r.fault_windows = fault_windows(*obs.audit);
+  r.timeline = build_timeline(obs.pods, r.started);
+  r.finished = WallClock::now();
+  return r;
 }
 
 }  // namespace faultline::harness

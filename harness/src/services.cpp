@@ -20,28 +20,30 @@ namespace json = boost::json;
 namespace {
 
 std::string trim_slash(std::string url) {
-    while (!url.empty() && url.back() == '/') url.pop_back();
-    return url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
 }
 
 PlainResponse expect_ok(PlainResponse res, const std::string& what) {
-    if (res.status < 200 || res.status > 299) {
-        throw std::runtime_error(what + ": HTTP " + std::to_string(res.status) + ": " + res.body.substr(0, 2000));
-    }
-    return res;
+  if (res.status < 200 || res.status > 299) {
+    throw std::runtime_error(what + ": HTTP " + std::to_string(res.status) + ": " + res.body.substr(0, 2000));
+  }
+  return res;
 }
 
 // A key of GET /v1/rules that must be there with the given type (README "Admin API").
 const json::value& key_of(const json::object& o, std::string_view key, std::string_view what) {
-    const json::value* v = o.if_contains(key);
-    if (v == nullptr) throw std::runtime_error("GET /v1/rules: " + std::string(what) + " has no \"" + std::string(key) + "\"");
-    return *v;
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr)
+    throw std::runtime_error("GET /v1/rules: " + std::string(what) + " has no \"" + std::string(key) + "\"");
+  return *v;
 }
 
 std::int64_t count_of(const json::object& o, std::string_view key) {
-    const json::value& v = key_of(o, key, "a rule");
-    if (!v.is_int64() && !v.is_uint64()) throw std::runtime_error("GET /v1/rules: \"" + std::string(key) + "\" is not a count");
-    return v.to_number<std::int64_t>();
+  const json::value& v = key_of(o, key, "a rule");
+  if (!v.is_int64() && !v.is_uint64())
+    throw std::runtime_error("GET /v1/rules: \"" + std::string(key) + "\" is not a count");
+  return v.to_number<std::int64_t>();
 }
 
 }  // namespace
@@ -50,108 +52,109 @@ ProxyAdmin::ProxyAdmin(std::string base_url, std::string bearer_token)
     : base_(trim_slash(std::move(base_url))), token_(std::move(bearer_token)) {}
 
 asio::awaitable<void> ProxyAdmin::put_scenario(std::string yaml) {
-    const std::string url = base_ + "/v1/scenario";
-    expect_ok(co_await http_call("PUT", url, yaml, "application/yaml", token_), "proxy refused the scenario (PUT " + url + ")");
+  const std::string url = base_ + "/v1/scenario";
+  expect_ok(co_await http_call("PUT", url, yaml, "application/yaml", token_),
+            "proxy refused the scenario (PUT " + url + ")");
 }
 
 asio::awaitable<void> ProxyAdmin::arm() {
-    expect_ok(co_await http_call("POST", base_ + "/v1/arm", {}, {}, token_), "POST /v1/arm");
+  expect_ok(co_await http_call("POST", base_ + "/v1/arm", {}, {}, token_), "POST /v1/arm");
 }
 
 asio::awaitable<void> ProxyAdmin::disarm() {
-    expect_ok(co_await http_call("POST", base_ + "/v1/disarm", {}, {}, token_), "POST /v1/disarm");
+  expect_ok(co_await http_call("POST", base_ + "/v1/disarm", {}, {}, token_), "POST /v1/disarm");
 }
 
 asio::awaitable<std::vector<FaultCounter>> ProxyAdmin::rules() {
-    auto res = expect_ok(co_await http_call("GET", base_ + "/v1/rules", {}, {}, token_), "GET /v1/rules");
-    boost::system::error_code ec;
-    json::value doc = json::parse(res.body, ec);
-    if (ec || !doc.is_object()) throw std::runtime_error("GET /v1/rules: not a JSON object: " + res.body.substr(0, 200));
-    const json::value& list = key_of(doc.get_object(), "rules", "the answer");
-    if (!list.is_array()) throw std::runtime_error("GET /v1/rules: \"rules\" is not an array");
-    std::vector<FaultCounter> out;
-    for (const auto& r : list.get_array()) {
-        if (!r.is_object()) throw std::runtime_error("GET /v1/rules: a rule is not an object");
-        const auto& o = r.get_object();
-        const json::value& name = key_of(o, "name", "a rule");
-        if (!name.is_string()) throw std::runtime_error("GET /v1/rules: a rule's \"name\" is not a string");
-        FaultCounter c;
-        c.rule = std::string(name.get_string());
-        c.matched = count_of(o, "matched");
-        c.fired = count_of(o, "fired");
-        out.push_back(std::move(c));
-    }
-    co_return out;
+  auto res = expect_ok(co_await http_call("GET", base_ + "/v1/rules", {}, {}, token_), "GET /v1/rules");
+  boost::system::error_code ec;
+  json::value doc = json::parse(res.body, ec);
+  if (ec || !doc.is_object()) throw std::runtime_error("GET /v1/rules: not a JSON object: " + res.body.substr(0, 200));
+  const json::value& list = key_of(doc.get_object(), "rules", "the answer");
+  if (!list.is_array()) throw std::runtime_error("GET /v1/rules: \"rules\" is not an array");
+  std::vector<FaultCounter> out;
+  for (const auto& r : list.get_array()) {
+    if (!r.is_object()) throw std::runtime_error("GET /v1/rules: a rule is not an object");
+    const auto& o = r.get_object();
+    const json::value& name = key_of(o, "name", "a rule");
+    if (!name.is_string()) throw std::runtime_error("GET /v1/rules: a rule's \"name\" is not a string");
+    FaultCounter c;
+    c.rule = std::string(name.get_string());
+    c.matched = count_of(o, "matched");
+    c.fired = count_of(o, "fired");
+    out.push_back(std::move(c));
+  }
+  co_return out;
 }
 
 asio::awaitable<std::uint64_t> ProxyAdmin::audit_head() {
-    const std::string url = with_query(base_ + "/v1/audit", {{"since", "0"}, {"limit", "1"}});
-    auto res = co_await http_call("GET", url, {}, {}, token_);
-    if (res.status == 410) {
-        boost::system::error_code ec;
-        json::value doc = json::parse(res.body, ec);
-        const json::value* last = !ec && doc.is_object() ? doc.get_object().if_contains("lastSeq") : nullptr;
-        if (last != nullptr && last->is_number()) {
-            auto seq = last->to_number<std::uint64_t>(ec);
-            if (!ec) co_return seq;
-        }
+  const std::string url = with_query(base_ + "/v1/audit", {{"since", "0"}, {"limit", "1"}});
+  auto res = co_await http_call("GET", url, {}, {}, token_);
+  if (res.status == 410) {
+    boost::system::error_code ec;
+    json::value doc = json::parse(res.body, ec);
+    const json::value* last = !ec && doc.is_object() ? doc.get_object().if_contains("lastSeq") : nullptr;
+    if (last != nullptr && last->is_number()) {
+      auto seq = last->to_number<std::uint64_t>(ec);
+      if (!ec) co_return seq;
     }
-    expect_ok(res, "GET /v1/audit");
-    std::string last = res.header("faultline-audit-last-seq");
-    if (last.empty()) throw std::runtime_error("GET /v1/audit: no Faultline-Audit-Last-Seq header");
-    co_return std::stoull(last);
+  }
+  expect_ok(res, "GET /v1/audit");
+  std::string last = res.header("faultline-audit-last-seq");
+  if (last.empty()) throw std::runtime_error("GET /v1/audit: no Faultline-Audit-Last-Seq header");
+  co_return std::stoull(last);
 }
 
 asio::awaitable<void> ProxyAdmin::read_audit(std::uint64_t& since, audit::DecodedLines& out) {
-    for (;;) {
-        const std::string target = "/v1/audit?since=" + std::to_string(since);
-        const std::string url = with_query(base_ + "/v1/audit", {{"since", std::to_string(since)}});
-        auto res = co_await http_call("GET", url, {}, {}, token_);
-        if (res.status == 410) {
-            throw std::runtime_error("the proxy no longer holds audit records after #" + std::to_string(since) +
-                                     " (evicted from memory): " + res.body.substr(0, 300));
-        }
-        expect_ok(res, "GET /v1/audit");
-        // Where the next read starts, even when the lines of this answer could not be decoded.
-        const std::string next = res.header("faultline-audit-next-since");
-        std::uint64_t next_since = 0;
-        if (auto [end, ec] = std::from_chars(next.data(), next.data() + next.size(), next_since);
-            next.empty() || ec != std::errc() || end != next.data() + next.size()) {
-            throw std::runtime_error("GET " + target + ": no valid Faultline-Audit-Next-Since header");
-        }
-        audit::DecodedLines lines = audit::decode_lines(res.body);
-        if (lines.malformed > 0 && out.malformed == 0) out.first_error = "GET " + target + ": " + lines.first_error;
-        out.malformed += lines.malformed;
-        for (auto& r : lines.records) out.records.push_back(std::move(r));
-        if (res.header("faultline-audit-more") != "true" || next_since <= since) {
-            since = std::max(since, next_since);
-            co_return;
-        }
-        since = next_since;
+  for (;;) {
+    const std::string target = "/v1/audit?since=" + std::to_string(since);
+    const std::string url = with_query(base_ + "/v1/audit", {{"since", std::to_string(since)}});
+    auto res = co_await http_call("GET", url, {}, {}, token_);
+    if (res.status == 410) {
+      throw std::runtime_error("the proxy no longer holds audit records after #" + std::to_string(since) +
+                               " (evicted from memory): " + res.body.substr(0, 300));
     }
+    expect_ok(res, "GET /v1/audit");
+    // Where the next read starts, even when the lines of this answer could not be decoded.
+    const std::string next = res.header("faultline-audit-next-since");
+    std::uint64_t next_since = 0;
+    if (auto [end, ec] = std::from_chars(next.data(), next.data() + next.size(), next_since);
+        next.empty() || ec != std::errc() || end != next.data() + next.size()) {
+      throw std::runtime_error("GET " + target + ": no valid Faultline-Audit-Next-Since header");
+    }
+    audit::DecodedLines lines = audit::decode_lines(res.body);
+    if (lines.malformed > 0 && out.malformed == 0) out.first_error = "GET " + target + ": " + lines.first_error;
+    out.malformed += lines.malformed;
+    for (auto& r : lines.records) out.records.push_back(std::move(r));
+    if (res.header("faultline-audit-more") != "true" || next_since <= since) {
+      since = std::max(since, next_since);
+      co_return;
+    }
+    since = next_since;
+  }
 }
 
 asio::awaitable<YunikornSnapshot> take_yunikorn_snapshot(std::string base_url, std::string* full_state_dump,
                                                          std::string partition) {
-    const std::string base = trim_slash(base_url) + "/ws/v1/partition/" + partition;
-    YunikornSnapshot s;
-    s.at = WallClock::now();
-    s.queues = decode_queues(expect_ok(co_await http_call("GET", base + "/queues"), "YuniKorn queues").body);
-    s.applications = decode_applications(
-        expect_ok(co_await http_call("GET", base + "/applications/active"), "YuniKorn applications").body);
-    s.nodes = decode_nodes(expect_ok(co_await http_call("GET", base + "/nodes"), "YuniKorn nodes").body);
-    if (full_state_dump != nullptr) {
-        // v1.9.0 serves it under /debug and redirects the old /ws/v1 path there.
-        auto dump = co_await http_call("GET", trim_slash(base_url) + "/ws/v1/fullstatedump");
-        if ((dump.status == 301 || dump.status == 302 || dump.status == 307 || dump.status == 308) &&
-            !dump.header("location").empty()) {
-            std::string location = dump.header("location");
-            if (location.rfind("http", 0) != 0) location = trim_slash(base_url) + location;
-            dump = co_await http_call("GET", location);
-        }
-        *full_state_dump = expect_ok(dump, "YuniKorn fullstatedump").body;
+  const std::string base = trim_slash(base_url) + "/ws/v1/partition/" + partition;
+  YunikornSnapshot s;
+  s.at = WallClock::now();
+  s.queues = decode_queues(expect_ok(co_await http_call("GET", base + "/queues"), "YuniKorn queues").body);
+  s.applications = decode_applications(
+      expect_ok(co_await http_call("GET", base + "/applications/active"), "YuniKorn applications").body);
+  s.nodes = decode_nodes(expect_ok(co_await http_call("GET", base + "/nodes"), "YuniKorn nodes").body);
+  if (full_state_dump != nullptr) {
+    // v1.9.0 serves it under /debug and redirects the old /ws/v1 path there.
+    auto dump = co_await http_call("GET", trim_slash(base_url) + "/ws/v1/fullstatedump");
+    if ((dump.status == 301 || dump.status == 302 || dump.status == 307 || dump.status == 308) &&
+        !dump.header("location").empty()) {
+      std::string location = dump.header("location");
+      if (location.rfind("http", 0) != 0) location = trim_slash(base_url) + location;
+      dump = co_await http_call("GET", location);
     }
-    co_return s;
+    *full_state_dump = expect_ok(dump, "YuniKorn fullstatedump").body;
+  }
+  co_return s;
 }
 
 }  // namespace faultline::harness

@@ -6,24 +6,24 @@
 namespace faultline::harness {
 
 TokenBucket::TokenBucket(double rate, double burst, SteadyClockFn now) : now_(std::move(now)) {
-    if (!(rate > 0)) throw std::invalid_argument("token bucket rate must be > 0");
-    if (burst < 1) throw std::invalid_argument("token bucket burst must be >= 1");
-    interval_ = std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 / rate));
-    tolerance_ = std::chrono::nanoseconds(static_cast<std::int64_t>((burst - 1) * 1e9 / rate));
+  if (!(rate > 0)) throw std::invalid_argument("token bucket rate must be > 0");
+  if (burst < 1) throw std::invalid_argument("token bucket burst must be >= 1");
+  interval_ = std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 / rate));
+  tolerance_ = std::chrono::nanoseconds(static_cast<std::int64_t>((burst - 1) * 1e9 / rate));
 }
 
 std::chrono::nanoseconds TokenBucket::reserve() {
-    std::lock_guard lock(mutex_);
-    SteadyTime now = now_();
-    if (!started_ || theoretical_ < now) {
-        theoretical_ = std::max(started_ ? theoretical_ : now, now);
-        started_ = true;
-    }
-    // The slot for this token is theoretical_; up to `tolerance_` early is allowed (the burst).
-    SteadyTime allowed = theoretical_ - tolerance_;
-    theoretical_ += interval_;
-    return allowed > now ? std::chrono::duration_cast<std::chrono::nanoseconds>(allowed - now)
-                         : std::chrono::nanoseconds(0);
+  std::lock_guard lock(mutex_);
+  SteadyTime now = now_();
+  if (!started_ || theoretical_ < now) {
+    theoretical_ = std::max(started_ ? theoretical_ : now, now);
+    started_ = true;
+  }
+  // The slot for this token is theoretical_; up to `tolerance_` early is allowed (the burst).
+  SteadyTime allowed = theoretical_ - tolerance_;
+  theoretical_ += interval_;
+  return allowed > now ? std::chrono::duration_cast<std::chrono::nanoseconds>(allowed - now)
+                       : std::chrono::nanoseconds(0);
 }
 
 }  // namespace faultline::harness

@@ -11,263 +11,266 @@ namespace json = boost::json;
 namespace {
 
 json::object string_map(const std::map<std::string, std::string>& m) {
-    json::object o;
-    for (const auto& [k, v] : m) o[k] = v;
-    return o;
+  json::object o;
+  for (const auto& [k, v] : m) o[k] = v;
+  return o;
 }
 
 double elapsed(SteadyTime from, SteadyTime to) { return std::chrono::duration<double>(to - from).count(); }
 
-std::string rate_text(double r) {
-    return fmt::format("{:.0f}/s", r);
-}
+std::string rate_text(double r) { return fmt::format("{:.0f}/s", r); }
 
 using IndexTask = std::function<asio::awaitable<void>(std::uint64_t)>;
 
 // One of parallel_for's coroutines: takes the next index until none is left.
 asio::awaitable<void> take_indices(std::uint64_t& next, std::uint64_t count, const IndexTask& fn) {
-    for (std::uint64_t i = next++; i < count; i = next++) co_await fn(i);
+  for (std::uint64_t i = next++; i < count; i = next++) co_await fn(i);
 }
 
 // Runs fn(index) for index in [0, count) on `workers` coroutines; each keeps its own pooled
 // connection busy, so `workers` is the number of requests in flight.
 asio::awaitable<void> parallel_for(std::uint64_t count, unsigned workers, const IndexTask& fn) {
-    std::uint64_t next = 0;
-    std::vector<asio::awaitable<void>> tasks;
-    for (unsigned w = 0; w < std::max(1u, workers); ++w) tasks.push_back(take_indices(next, count, fn));
-    co_await all_of(std::move(tasks));
+  std::uint64_t next = 0;
+  std::vector<asio::awaitable<void>> tasks;
+  for (unsigned w = 0; w < std::max(1u, workers); ++w) tasks.push_back(take_indices(next, count, fn));
+  co_await all_of(std::move(tasks));
 }
 
 }  // namespace
 
 std::string node_name(std::uint64_t index) { return "kwok-node-" + std::to_string(index); }
 
-std::string pod_name(const std::string& phase, std::uint64_t index) {
-    return fmt::format("{}-{:05}", phase, index);
-}
+std::string pod_name(const std::string& phase, std::uint64_t index) { return fmt::format("{}-{:05}", phase, index); }
 
 json::value make_node(const std::string& name, const std::map<std::string, std::string>& capacity) {
-    json::object cap = string_map(capacity);
-    return json::object{
-        {"apiVersion", "v1"},
-        {"kind", "Node"},
-        {"metadata",
-         {{"name", name},
-          {"annotations", {{"kwok.x-k8s.io/node", "fake"}, {"node.alpha.kubernetes.io/ttl", "0"}}},
-          {"labels",
-           {{"type", "kwok"},
-            {"kubernetes.io/hostname", name},
-            {"kubernetes.io/os", "linux"},
-            {"kubernetes.io/arch", "amd64"},
-            {"kubernetes.io/role", "agent"},
-            {"node-role.kubernetes.io/agent", ""}}}}},
-        {"spec", {{"taints", json::array{json::object{{"key", "kwok.x-k8s.io/node"}, {"value", "fake"},
-                                                      {"effect", "NoSchedule"}}}}}},
-        {"status",
-         {{"capacity", cap},
-          {"allocatable", cap},
-          {"nodeInfo", {{"architecture", "amd64"}, {"operatingSystem", "linux"}, {"kubeletVersion", "fake"},
-                        {"kubeProxyVersion", "fake"}}}}},
-    };
+  json::object cap = string_map(capacity);
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", name},
+        {"annotations", {{"kwok.x-k8s.io/node", "fake"}, {"node.alpha.kubernetes.io/ttl", "0"}}},
+        {"labels",
+         {{"type", "kwok"},
+          {"kubernetes.io/hostname", name},
+          {"kubernetes.io/os", "linux"},
+          {"kubernetes.io/arch", "amd64"},
+          {"kubernetes.io/role", "agent"},
+          {"node-role.kubernetes.io/agent", ""}}}}},
+      {"spec",
+       {{"taints",
+         json::array{json::object{{"key", "kwok.x-k8s.io/node"}, {"value", "fake"}, {"effect", "NoSchedule"}}}}}},
+      {"status",
+       {{"capacity", cap},
+        {"allocatable", cap},
+        {"nodeInfo",
+         {{"architecture", "amd64"},
+          {"operatingSystem", "linux"},
+          {"kubeletVersion", "fake"},
+          {"kubeProxyVersion", "fake"}}}}},
+  };
 }
 
 std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& scheduler_under_test) {
-    const std::string& n = t.scheduler_name;
-    if (n.empty() || n == "yunikorn" || n == "default-scheduler") {
-        return scheduler_under_test == "kube-scheduler" ? "default-scheduler" : scheduler_under_test;
-    }
-    return n;
+  const std::string& n = t.scheduler_name;
+  if (n.empty() || n == "yunikorn" || n == "default-scheduler") {
+    return scheduler_under_test == "kube-scheduler" ? "default-scheduler" : scheduler_under_test;
+  }
+  return n;
 }
 
 json::value make_pod(const std::string& ns, const std::string& name, const faults::Phase& phase,
                      const std::string& scheduler_name) {
-    const auto& t = phase.pod_template;
-    json::object labels = string_map(t.labels);
-    labels[kWorkloadLabel] = "true";
-    labels[kPhaseLabel] = phase.name;
-    json::object selector = string_map(t.node_selector);
-    selector["type"] = "kwok";
-    json::object resources{{"requests", string_map(t.requests)}};
-    if (!t.limits.empty()) resources["limits"] = string_map(t.limits);
-    json::object spec{
-        {"schedulerName", scheduler_name},
-        {"nodeSelector", std::move(selector)},
-        {"tolerations", json::array{json::object{{"key", "kwok.x-k8s.io/node"}, {"operator", "Exists"},
-                                                 {"effect", "NoSchedule"}}}},
-        {"terminationGracePeriodSeconds", 0},
-        {"containers", json::array{json::object{{"name", "work"}, {"image", "registry.k8s.io/pause:3.10"},
-                                                {"resources", std::move(resources)}}}},
-    };
-    if (!t.priority_class_name.empty()) spec["priorityClassName"] = t.priority_class_name;
-    json::object meta{{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}};
-    if (!t.annotations.empty()) meta["annotations"] = string_map(t.annotations);
-    return json::object{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(spec)}};
+  const auto& t = phase.pod_template;
+  json::object labels = string_map(t.labels);
+  labels[kWorkloadLabel] = "true";
+  labels[kPhaseLabel] = phase.name;
+  json::object selector = string_map(t.node_selector);
+  selector["type"] = "kwok";
+  json::object resources{{"requests", string_map(t.requests)}};
+  if (!t.limits.empty()) resources["limits"] = string_map(t.limits);
+  json::object spec{
+      {"schedulerName", scheduler_name},
+      {"nodeSelector", std::move(selector)},
+      {"tolerations",
+       json::array{json::object{{"key", "kwok.x-k8s.io/node"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}}},
+      {"terminationGracePeriodSeconds", 0},
+      {"containers",
+       json::array{json::object{
+           {"name", "work"}, {"image", "registry.k8s.io/pause:3.10"}, {"resources", std::move(resources)}}}},
+  };
+  if (!t.priority_class_name.empty()) spec["priorityClassName"] = t.priority_class_name;
+  json::object meta{{"name", name}, {"namespace", ns}, {"labels", std::move(labels)}};
+  if (!t.annotations.empty()) meta["annotations"] = string_map(t.annotations);
+  return json::object{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(spec)}};
 }
 
-Workload::Workload(KubeClient& client, const faults::Workload& spec, std::string scheduler_under_test, ProgressFn progress)
+Workload::Workload(KubeClient& client, const faults::Workload& spec, std::string scheduler_under_test,
+                   ProgressFn progress)
     : client_(client), spec_(spec), scheduler_(std::move(scheduler_under_test)), progress_(std::move(progress)) {}
 
 asio::awaitable<void> Workload::ensure_namespace() {
-    if (co_await client_.get("/api/v1/namespaces/" + spec_.namespace_)) co_return;
-    json::value ns = json::object{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", spec_.namespace_}}}};
-    try {
-        co_await client_.create("/api/v1/namespaces", std::move(ns));
-    } catch (const ApiError& e) {
-        if (e.status != 409) throw;
-    }
+  if (co_await client_.get("/api/v1/namespaces/" + spec_.namespace_)) co_return;
+  json::value ns =
+      json::object{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", spec_.namespace_}}}};
+  try {
+    co_await client_.create("/api/v1/namespaces", std::move(ns));
+  } catch (const ApiError& e) {
+    if (e.status != 409) throw;
+  }
 }
 
 asio::awaitable<std::uint64_t> Workload::delete_leftover_pods(std::chrono::seconds timeout) {
-    const std::string pods = "/api/v1/namespaces/" + spec_.namespace_ + "/pods";
-    const std::string selector = kWorkloadLabel;
-    auto left = (co_await client_.list(pods, selector)).items.size();
-    if (left == 0) co_return 0;
-    progress_("deleting " + std::to_string(left) + " pods left by an earlier run", false);
-    const std::string target = with_query(pods, {{"labelSelector", selector}, {"gracePeriodSeconds", "0"}});
-    HttpResult res = co_await client_.request("DELETE", target);
-    if (res.status != 200) throw ApiError(res.status, "", "delete leftover pods: HTTP " + std::to_string(res.status));
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!(co_await client_.list(pods, selector)).items.empty()) {
-        if (std::chrono::steady_clock::now() > deadline) {
-            throw std::runtime_error("pods left by an earlier run are still there after " +
-                                     std::to_string(timeout.count()) + "s");
-        }
-        co_await sleep_for(std::chrono::milliseconds(250));
+  const std::string pods = "/api/v1/namespaces/" + spec_.namespace_ + "/pods";
+  const std::string selector = kWorkloadLabel;
+  auto left = (co_await client_.list(pods, selector)).items.size();
+  if (left == 0) co_return 0;
+  progress_("deleting " + std::to_string(left) + " pods left by an earlier run", false);
+  const std::string target = with_query(pods, {{"labelSelector", selector}, {"gracePeriodSeconds", "0"}});
+  HttpResult res = co_await client_.request("DELETE", target);
+  if (res.status != 200) throw ApiError(res.status, "", "delete leftover pods: HTTP " + std::to_string(res.status));
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!(co_await client_.list(pods, selector)).items.empty()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("pods left by an earlier run are still there after " + std::to_string(timeout.count()) +
+                               "s");
     }
-    progress_("deleted " + std::to_string(left) + " leftover pods", true);
-    co_return left;
+    co_await sleep_for(std::chrono::milliseconds(250));
+  }
+  progress_("deleted " + std::to_string(left) + " leftover pods", true);
+  co_return left;
 }
 
 asio::awaitable<NodesResult> Workload::create_nodes(unsigned concurrency) {
-    NodesResult out;
-    std::string first_error;
-    auto start = std::chrono::steady_clock::now();
-    const IndexTask create = [&](std::uint64_t i) -> asio::awaitable<void> {
-        try {
-            co_await client_.create("/api/v1/nodes", make_node(node_name(i), spec_.nodes.capacity));
-            ++out.created;
-        } catch (const ApiError& e) {
-            if (e.status == 409) {
-                ++out.existing;
-            } else if (first_error.empty()) {
-                first_error = e.what();
-            }
-        } catch (const std::exception& e) {
-            if (first_error.empty()) first_error = e.what();
-        }
-    };
-    co_await parallel_for(spec_.nodes.count, concurrency, create);
-    if (!first_error.empty()) throw std::runtime_error("creating KWOK nodes: " + first_error);
-    out.seconds = elapsed(start, std::chrono::steady_clock::now());
-    progress_("nodes: " + std::to_string(out.created) + " created, " + std::to_string(out.existing) +
-                  " already there (" + std::to_string(static_cast<int>(out.seconds * 1000)) + " ms)",
-              true);
-    co_return out;
+  NodesResult out;
+  std::string first_error;
+  auto start = std::chrono::steady_clock::now();
+  const IndexTask create = [&](std::uint64_t i) -> asio::awaitable<void> {
+    try {
+      co_await client_.create("/api/v1/nodes", make_node(node_name(i), spec_.nodes.capacity));
+      ++out.created;
+    } catch (const ApiError& e) {
+      if (e.status == 409) {
+        ++out.existing;
+      } else if (first_error.empty()) {
+        first_error = e.what();
+      }
+    } catch (const std::exception& e) {
+      if (first_error.empty()) first_error = e.what();
+    }
+  };
+  co_await parallel_for(spec_.nodes.count, concurrency, create);
+  if (!first_error.empty()) throw std::runtime_error("creating KWOK nodes: " + first_error);
+  out.seconds = elapsed(start, std::chrono::steady_clock::now());
+  progress_("nodes: " + std::to_string(out.created) + " created, " + std::to_string(out.existing) + " already there (" +
+                std::to_string(static_cast<int>(out.seconds * 1000)) + " ms)",
+            true);
+  co_return out;
 }
 
 asio::awaitable<void> Workload::wait_nodes_ready(std::chrono::seconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        std::uint64_t ready = 0;
-        const ListResult nodes = co_await client_.list("/api/v1/nodes", "type=kwok");
-        for (const auto& node : nodes.items) {
-            const auto* conditions = node.at("status").as_object().if_contains("conditions");
-            if (conditions == nullptr || !conditions->is_array()) continue;
-            for (const auto& c : conditions->get_array()) {
-                if (c.at("type").as_string() == "Ready" && c.at("status").as_string() == "True") ++ready;
-            }
-        }
-        if (ready >= spec_.nodes.count) {
-            progress_("nodes: " + std::to_string(ready) + " Ready", true);
-            co_return;
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-            throw std::runtime_error("only " + std::to_string(ready) + " of " + std::to_string(spec_.nodes.count) +
-                                     " KWOK nodes became Ready within " + std::to_string(timeout.count()) +
-                                     "s (is the kwok controller running with the node stages?)");
-        }
-        progress_("nodes: " + std::to_string(ready) + "/" + std::to_string(spec_.nodes.count) + " Ready", false);
-        co_await sleep_for(std::chrono::milliseconds(500));
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    std::uint64_t ready = 0;
+    const ListResult nodes = co_await client_.list("/api/v1/nodes", "type=kwok");
+    for (const auto& node : nodes.items) {
+      const auto* conditions = node.at("status").as_object().if_contains("conditions");
+      if (conditions == nullptr || !conditions->is_array()) continue;
+      for (const auto& c : conditions->get_array()) {
+        if (c.at("type").as_string() == "Ready" && c.at("status").as_string() == "True") ++ready;
+      }
     }
+    if (ready >= spec_.nodes.count) {
+      progress_("nodes: " + std::to_string(ready) + " Ready", true);
+      co_return;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("only " + std::to_string(ready) + " of " + std::to_string(spec_.nodes.count) +
+                               " KWOK nodes became Ready within " + std::to_string(timeout.count()) +
+                               "s (is the kwok controller running with the node stages?)");
+    }
+    progress_("nodes: " + std::to_string(ready) + "/" + std::to_string(spec_.nodes.count) + " Ready", false);
+    co_await sleep_for(std::chrono::milliseconds(500));
+  }
 }
 
 asio::awaitable<PhaseResult> Workload::run_phase(const faults::Phase& phase,
                                                  std::function<asio::awaitable<void>()> before_first,
                                                  std::function<std::string()> status) {
-    PhaseResult r;
-    r.name = phase.name;
-    r.requested = phase.pods;
-    const std::string collection = "/api/v1/namespaces/" + spec_.namespace_ + "/pods";
-    const std::string scheduler = pod_scheduler_name(phase.pod_template, scheduler_);
-    std::optional<TokenBucket> bucket;
-    // Burst of one interval per connection: the connections start together without overshooting.
-    if (phase.rate) bucket.emplace(*phase.rate, static_cast<double>(std::max<std::uint64_t>(1, phase.concurrency)));
-    std::uint64_t created = 0;
-    std::uint64_t failed = 0;
-    bool done = false;
-    auto start = std::chrono::steady_clock::now();
-    SteadyTime last_end = start;
-    auto report = [&](bool final) {
-        double secs = elapsed(start, final ? last_end : std::chrono::steady_clock::now());
-        double rate = secs > 0 ? static_cast<double>(created) / secs : 0;
-        progress_("phase " + phase.name + ": created " + std::to_string(created) + "/" + std::to_string(phase.pods) +
-                      " (" + rate_text(rate) + ")" + (failed ? ", " + std::to_string(failed) + " failed" : std::string()) +
-                      " | " + status(),
-                  final);
-    };
-    const IndexTask create = [&](std::uint64_t i) -> asio::awaitable<void> {
-        if (bucket) co_await sleep_for(bucket->reserve());
-        const std::string name = pod_name(phase.name, i + 1);
-        try {
-            co_await client_.create(collection, make_pod(spec_.namespace_, name, phase, scheduler));
-            ++created;
-        } catch (const ApiError& e) {
-            // 409 for a pod of this run: an earlier attempt of ours got through before its answer was lost.
-            if (e.status == 409) {
-                ++created;
-            } else {
-                ++failed;
-                if (r.errors.size() < 5) r.errors.push_back(name + ": " + e.what());
-            }
-        } catch (const std::exception& e) {
-            ++failed;
-            if (r.errors.size() < 5) r.errors.push_back(name + ": " + e.what());
-        }
-        last_end = std::max(last_end, std::chrono::steady_clock::now());
-    };
-    asio::steady_timer tick(client_.executor());
-    auto ticker = [&]() -> asio::awaitable<void> {
-        while (!done) {
-            tick.expires_after(std::chrono::milliseconds(500));
-            co_await tick.async_wait(use_tuple);
-            if (!done) report(false);
-        }
-    };
-    auto creations = [&]() -> asio::awaitable<void> {
-        std::exception_ptr failure;  // of before_first: `create` catches every failure of its own
-        try {
-            // The first creation starts right after this: the token bucket's first slot is now.
-            if (phase.pods > 0) co_await before_first();
-            r.started = WallClock::now();
-            const auto workers = static_cast<unsigned>(std::max<std::uint64_t>(1, phase.concurrency));
-            co_await parallel_for(phase.pods, workers, create);
-        } catch (...) {
-            failure = std::current_exception();
-        }
-        done = true;  // ends the ticker
-        tick.cancel();
-        if (failure) std::rethrow_exception(failure);
-    };
-    std::vector<asio::awaitable<void>> tasks;
-    tasks.push_back(ticker());
-    tasks.push_back(creations());
-    co_await all_of(std::move(tasks));
-    r.finished = WallClock::now();
-    r.created = created;
-    r.failed = failed;
-    r.seconds = elapsed(start, last_end);
-    report(true);
-    co_return r;
+  PhaseResult r;
+  r.name = phase.name;
+  r.requested = phase.pods;
+  const std::string collection = "/api/v1/namespaces/" + spec_.namespace_ + "/pods";
+  const std::string scheduler = pod_scheduler_name(phase.pod_template, scheduler_);
+  std::optional<TokenBucket> bucket;
+  // Burst of one interval per connection: the connections start together without overshooting.
+  if (phase.rate) bucket.emplace(*phase.rate, static_cast<double>(std::max<std::uint64_t>(1, phase.concurrency)));
+  std::uint64_t created = 0;
+  std::uint64_t failed = 0;
+  bool done = false;
+  auto start = std::chrono::steady_clock::now();
+  SteadyTime last_end = start;
+  auto report = [&](bool final) {
+    double secs = elapsed(start, final ? last_end : std::chrono::steady_clock::now());
+    double rate = secs > 0 ? static_cast<double>(created) / secs : 0;
+    progress_("phase " + phase.name + ": created " + std::to_string(created) + "/" + std::to_string(phase.pods) + " (" +
+                  rate_text(rate) + ")" + (failed ? ", " + std::to_string(failed) + " failed" : std::string()) + " | " +
+                  status(),
+              final);
+  };
+  const IndexTask create = [&](std::uint64_t i) -> asio::awaitable<void> {
+    if (bucket) co_await sleep_for(bucket->reserve());
+    const std::string name = pod_name(phase.name, i + 1);
+    try {
+      co_await client_.create(collection, make_pod(spec_.namespace_, name, phase, scheduler));
+      ++created;
+    } catch (const ApiError& e) {
+      // 409 for a pod of this run: an earlier attempt of ours got through before its answer was lost.
+      if (e.status == 409) {
+        ++created;
+      } else {
+        ++failed;
+        if (r.errors.size() < 5) r.errors.push_back(name + ": " + e.what());
+      }
+    } catch (const std::exception& e) {
+      ++failed;
+      if (r.errors.size() < 5) r.errors.push_back(name + ": " + e.what());
+    }
+    last_end = std::max(last_end, std::chrono::steady_clock::now());
+  };
+  asio::steady_timer tick(client_.executor());
+  auto ticker = [&]() -> asio::awaitable<void> {
+    while (!done) {
+      tick.expires_after(std::chrono::milliseconds(500));
+      co_await tick.async_wait(use_tuple);
+      if (!done) report(false);
+    }
+  };
+  auto creations = [&]() -> asio::awaitable<void> {
+    std::exception_ptr failure;  // of before_first: `create` catches every failure of its own
+    try {
+      // The first creation starts right after this: the token bucket's first slot is now.
+      if (phase.pods > 0) co_await before_first();
+      r.started = WallClock::now();
+      const auto workers = static_cast<unsigned>(std::max<std::uint64_t>(1, phase.concurrency));
+      co_await parallel_for(phase.pods, workers, create);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    done = true;  // ends the ticker
+    tick.cancel();
+    if (failure) std::rethrow_exception(failure);
+  };
+  std::vector<asio::awaitable<void>> tasks;
+  tasks.push_back(ticker());
+  tasks.push_back(creations());
+  co_await all_of(std::move(tasks));
+  r.finished = WallClock::now();
+  r.created = created;
+  r.failed = failed;
+  r.seconds = elapsed(start, last_end);
+  report(true);
+  co_return r;
 }
 
 }  // namespace faultline::harness

@@ -3,11 +3,11 @@
 #include "bearer_token.hpp"
 #include "faultline/audit/utf8.hpp"
 
+#include <spdlog/spdlog.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
-#include <spdlog/spdlog.h>
 
 #include "faultline/admin/metrics.hpp"
 #include "faultline/faults/yaml_json.hpp"
@@ -54,8 +54,7 @@ struct Route {
   std::vector<MethodHandler> methods;
 };
 
-AdminResponse text_response(http::status status, std::string body, std::string_view content_type,
-                            unsigned version) {
+AdminResponse text_response(http::status status, std::string body, std::string_view content_type, unsigned version) {
   AdminResponse res{status, version};
   res.set(http::field::content_type, content_type);
   res.set(http::field::cache_control, "no-store");
@@ -104,8 +103,8 @@ AdminResponse get_scenario(const Call& c) {
     doc->body = audit::to_valid_utf8(faults::yaml_to_json(doc->body)) + "\n";
     doc->format = ScenarioFormat::json;
   }
-  return text_response(http::status::ok, std::move(doc->body),
-                       doc->format == ScenarioFormat::json ? kJson : kYaml, c.request.version());
+  return text_response(http::status::ok, std::move(doc->body), doc->format == ScenarioFormat::json ? kJson : kYaml,
+                       c.request.version());
 }
 
 AdminResponse put_scenario(const Call& c) {
@@ -113,19 +112,17 @@ AdminResponse put_scenario(const Call& c) {
   if (!result.errors.empty()) {
     json::array errors;
     for (auto& e : result.errors) errors.emplace_back(e);
-    return json_response(http::status::bad_request,
-                         json::object{{"error", "scenario rejected; the running scenario is unchanged"},
-                                      {"errors", std::move(errors)}},
-                         c.request.version());
+    return json_response(
+        http::status::bad_request,
+        json::object{{"error", "scenario rejected; the running scenario is unchanged"}, {"errors", std::move(errors)}},
+        c.request.version());
   }
   json::object body = std::move(result.info);
   body["accepted"] = true;
   return json_response(http::status::ok, body, c.request.version());
 }
 
-AdminResponse post_arm(const Call& c) {
-  return json_response(http::status::ok, c.backend.arm(), c.request.version());
-}
+AdminResponse post_arm(const Call& c) { return json_response(http::status::ok, c.backend.arm(), c.request.version()); }
 
 AdminResponse post_disarm(const Call& c) {
   return json_response(http::status::ok, c.backend.disarm(), c.request.version());
@@ -141,8 +138,10 @@ struct OutageParams {
 std::variant<OutageParams, std::string> outage_params(const Call& c) {
   OutageParams p;
   const std::string& body = c.request.body();
-  const bool has_body = std::any_of(body.begin(), body.end(), [](char ch) { return !std::isspace(static_cast<unsigned char>(ch)); });
-  if (has_body && !c.url.params().empty()) return std::string("give outage parameters in the query or in the body, not both");
+  const bool has_body =
+      std::any_of(body.begin(), body.end(), [](char ch) { return !std::isspace(static_cast<unsigned char>(ch)); });
+  if (has_body && !c.url.params().empty())
+    return std::string("give outage parameters in the query or in the body, not both");
   if (!has_body) {
     p.duration = query_param(c.url, "duration");
     p.mode = query_param(c.url, "mode");
@@ -150,7 +149,8 @@ std::variant<OutageParams, std::string> outage_params(const Call& c) {
   }
   boost::system::error_code ec;
   json::value v = json::parse(body, ec);
-  if (ec || !v.is_object()) return std::string("body must be a JSON object like {\"duration\":\"10s\",\"mode\":\"reset\"}");
+  if (ec || !v.is_object())
+    return std::string("body must be a JSON object like {\"duration\":\"10s\",\"mode\":\"reset\"}");
   for (const auto& [key, value] : v.get_object()) {
     if (key == "duration") {
       if (value.is_string()) {
@@ -189,7 +189,8 @@ AdminResponse post_outage(const Call& c) {
   auto duration = p.duration_number ? p.duration_number : faults::parse_duration(*p.duration);
   if (!duration || duration->count() <= 0) {
     return error_response(http::status::bad_request,
-                          "duration \"" + *p.duration + "\" is not a positive duration like 500ms, 10s, 1m30s (or a JSON number of seconds)",
+                          "duration \"" + *p.duration +
+                              "\" is not a positive duration like 500ms, 10s, 1m30s (or a JSON number of seconds)",
                           version);
   }
   request.duration = *duration;
@@ -213,7 +214,8 @@ AdminResponse get_audit(const Call& c) {
   std::optional<std::uint64_t> since;
   if (auto text = query_param(c.url, "since")) {
     since = parse_uint(*text);
-    if (!since) return error_response(http::status::bad_request, "since must be a sequence number (0 for all)", version);
+    if (!since)
+      return error_response(http::status::bad_request, "since must be a sequence number (0 for all)", version);
   }
   std::size_t limit = c.options.audit_default_limit;
   if (auto text = query_param(c.url, "limit")) {
@@ -254,8 +256,8 @@ AdminResponse get_metrics(const Call& c) {
 AdminResponse get_healthz(const Call& c) {
   std::string problem = c.backend.health_problem();
   if (!problem.empty()) {
-    return json_response(http::status::service_unavailable,
-                         json::object{{"status", "unhealthy"}, {"error", problem}}, c.request.version());
+    return json_response(http::status::service_unavailable, json::object{{"status", "unhealthy"}, {"error", problem}},
+                         c.request.version());
   }
   return json_response(http::status::ok, json::object{{"status", "ok"}}, c.request.version());
 }
@@ -340,9 +342,9 @@ std::optional<AdminResponse> check_request_header(const http::request_header<>& 
   if (!route) return error_response(http::status::not_found, "no such endpoint: " + std::string(url->path()), version);
   const MethodHandler* method = find_method(*route, header.method());
   if (!method) {
-    AdminResponse res = error_response(
-        http::status::method_not_allowed,
-        std::string(header.method_string()) + " is not allowed on " + std::string(route->path), version);
+    AdminResponse res =
+        error_response(http::status::method_not_allowed,
+                       std::string(header.method_string()) + " is not allowed on " + std::string(route->path), version);
     res.set(http::field::allow, allowed_methods(*route));
     return res;
   }
@@ -352,10 +354,10 @@ std::optional<AdminResponse> check_request_header(const http::request_header<>& 
   if (auto length = header[http::field::content_length]; !length.empty()) {
     auto n = parse_uint(length);
     if (n && *n > options.body_limit) {
-      return error_response(http::status::payload_too_large,
-                            "body of " + std::to_string(*n) + " bytes exceeds the limit of " +
-                                std::to_string(options.body_limit),
-                            version);
+      return error_response(
+          http::status::payload_too_large,
+          "body of " + std::to_string(*n) + " bytes exceeds the limit of " + std::to_string(options.body_limit),
+          version);
     }
   }
   return std::nullopt;
@@ -374,8 +376,7 @@ AdminResponse handle_admin_request(const AdminRequest& request, AdminBackend& ba
     return error_response(static_cast<http::status>(code), e.what(), request.version());
   } catch (...) {
     std::string what = describe_exception();
-    spdlog::error("admin API: {} {} failed: {}", std::string(request.method_string()),
-                  std::string(url.path()), what);
+    spdlog::error("admin API: {} {} failed: {}", std::string(request.method_string()), std::string(url.path()), what);
     return error_response(http::status::internal_server_error, "internal error: " + what, request.version());
   }
 }

@@ -16,8 +16,8 @@ using AdminRequest = boost::beast::http::request<boost::beast::http::string_body
 using AdminResponse = boost::beast::http::response<boost::beast::http::string_body>;
 
 // An answer due before the body is read (bad target, 401, 404, 405, 413), or nullopt to go on.
-std::optional<AdminResponse> check_request_header(
-    const boost::beast::http::request_header<>& header, const AdminServerOptions& options);
+std::optional<AdminResponse> check_request_header(const boost::beast::http::request_header<>& header,
+                                                  const AdminServerOptions& options);
 
 // The answer to a complete request that passed check_request_header. Never throws: backend
 // exceptions become AdminError's status or 500, always with a JSON body.
@@ -25,7 +25,6 @@ AdminResponse handle_admin_request(const AdminRequest& request, AdminBackend& ba
                                    const AdminServerOptions& options);
 
 // A JSON error answer {"error": message}.
-AdminResponse error_response(boost::beast::http::status status, std::string_view message,
-                             unsigned version = 11);
+AdminResponse error_response(boost::beast::http::status status, std::string_view message, unsigned version = 11);
 
 }  // namespace faultline::admin

@@ -3,6 +3,7 @@
 #include "admin_routes.hpp"
 #include "faultline/net/accept_failures.hpp"
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -17,7 +18,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/url/parse.hpp>
-#include <spdlog/spdlog.h>
 
 #include <array>
 #include <list>
@@ -47,8 +47,7 @@ std::string path_of(std::string_view target) {
 // Errors of the HTTP parser itself (malformed request), as opposed to the connection ending.
 bool is_malformed_request(const beast::error_code& ec) {
   static const auto& http_category = beast::error_code(http::error::bad_target).category();
-  return ec.category() == http_category && ec != http::error::end_of_stream &&
-         ec != http::error::partial_message;
+  return ec.category() == http_category && ec != http::error::end_of_stream && ec != http::error::partial_message;
 }
 
 // Only this host can reach a loopback address (127.0.0.0/8, ::1, or 127.x mapped into IPv6); the
@@ -66,7 +65,10 @@ class Session;
 
 struct AdminServer::Impl : std::enable_shared_from_this<AdminServer::Impl> {
   Impl(asio::io_context& ioc, AdminServerOptions opts, AdminBackend& be)
-      : io(ioc), options(std::move(opts)), backend(be), acceptor(asio::make_strand(ioc)),
+      : io(ioc),
+        options(std::move(opts)),
+        backend(be),
+        acceptor(asio::make_strand(ioc)),
         retry_timer(acceptor.get_executor()) {}
 
   void accept();
@@ -78,7 +80,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<AdminServer::Impl> {
   const AdminServerOptions options;
   AdminBackend& backend;
   tcp::acceptor acceptor;
-  asio::steady_timer retry_timer;  // on the acceptor's strand
+  asio::steady_timer retry_timer;       // on the acceptor's strand
   net::AcceptFailures accept_failures;  // on the acceptor's strand
   tcp::endpoint endpoint;
   std::mutex sessions_mutex;
@@ -121,8 +123,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_header(beast::error_code ec, std::size_t) {
     if (ec == http::error::header_limit) {
-      return reply_and_close(error_response(http::status::request_header_fields_too_large,
-                                            "request header exceeds " + std::to_string(options().header_limit) + " bytes"));
+      return reply_and_close(
+          error_response(http::status::request_header_fields_too_large,
+                         "request header exceeds " + std::to_string(options().header_limit) + " bytes"));
     }
     if (is_malformed_request(ec)) {
       return reply_and_close(error_response(http::status::bad_request, "malformed HTTP request: " + ec.message()));
@@ -136,11 +139,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (header[http::field::expect] == "100-continue") {
       // curl sends this before larger PUT bodies and would otherwise wait a second.
       auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, header.version());
-      return http::async_write(stream_, *cont,
-                               [self = shared_from_this(), cont](beast::error_code wec, std::size_t) {
-                                 if (wec) return self->stream_.close();
-                                 self->read_body();
-                               });
+      return http::async_write(stream_, *cont, [self = shared_from_this(), cont](beast::error_code wec, std::size_t) {
+        if (wec) return self->stream_.close();
+        self->read_body();
+      });
     }
     read_body();
   }
@@ -153,8 +155,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_body(beast::error_code ec, std::size_t) {
     if (ec == http::error::body_limit) {
-      return reply_and_close(error_response(http::status::payload_too_large,
-                                            "body exceeds the limit of " + std::to_string(options().body_limit) + " bytes"));
+      return reply_and_close(
+          error_response(http::status::payload_too_large,
+                         "body exceeds the limit of " + std::to_string(options().body_limit) + " bytes"));
     }
     if (ec) return stream_.close();
     AdminRequest request = parser_->release();
@@ -173,12 +176,11 @@ class Session : public std::enable_shared_from_this<Session> {
     response.prepare_payload();
     response_ = std::move(response);
     stream_.expires_after(options().timeout);
-    http::async_write(stream_, response_,
-                      [self = shared_from_this(), close_after](beast::error_code ec, std::size_t) {
-                        if (ec) return self->stream_.close();
-                        if (close_after) return self->drain_then_close();
-                        self->read_header();
-                      });
+    http::async_write(stream_, response_, [self = shared_from_this(), close_after](beast::error_code ec, std::size_t) {
+      if (ec) return self->stream_.close();
+      if (close_after) return self->drain_then_close();
+      self->read_header();
+    });
   }
 
   void drain_then_close() {
@@ -189,11 +191,12 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void drain() {
-    stream_.async_read_some(asio::buffer(drain_buffer_), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-      self->drained_ += n;
-      if (ec || self->drained_ >= kDrainLimit) return self->stream_.close();
-      self->drain();
-    });
+    stream_.async_read_some(asio::buffer(drain_buffer_),
+                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->drained_ += n;
+                              if (ec || self->drained_ >= kDrainLimit) return self->stream_.close();
+                              self->drain();
+                            });
   }
 
   void log(const http::request_header<>& header, unsigned status) const {
@@ -280,13 +283,16 @@ void AdminServer::start() {
   check("listen on");
   impl_->endpoint = acceptor.local_endpoint();
   const auto& bound = impl_->endpoint;
-  const std::string host = bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
-  spdlog::info("admin API listening on http://{}:{}{}", host, bound.port(), impl_->options.token.empty() ? "" : " (bearer token required)");
+  const std::string host =
+      bound.address().is_v6() ? "[" + bound.address().to_string() + "]" : bound.address().to_string();
+  spdlog::info("admin API listening on http://{}:{}{}", host, bound.port(),
+               impl_->options.token.empty() ? "" : " (bearer token required)");
   if (impl_->options.token.empty() && !is_loopback(bound.address())) {
     // Whoever reaches this address can load scenarios, start outages and read the audit log.
-    spdlog::warn("admin API listens on {} (not loopback) WITHOUT authentication: anyone who can reach it can "
-                 "change the faults the proxy injects; give a token (--admin-token-file) or listen on 127.0.0.1",
-                 host);
+    spdlog::warn(
+        "admin API listens on {} (not loopback) WITHOUT authentication: anyone who can reach it can "
+        "change the faults the proxy injects; give a token (--admin-token-file) or listen on 127.0.0.1",
+        host);
   }
   asio::dispatch(acceptor.get_executor(), [impl = impl_] { impl->accept(); });
 }

@@ -2,11 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <system_error>
 #include <unistd.h>
+#include <cerrno>
+#include <system_error>
 
 namespace faultline::admin {
 

@@ -1,8 +1,8 @@
 #include "bearer_token.hpp"
 
-#include <boost/beast/core/string.hpp>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <boost/beast/core/string.hpp>
 
 #include <array>
 #include <stdexcept>
@@ -16,8 +16,7 @@ using Digest = std::array<unsigned char, 32>;
 Digest sha256(std::string_view data) {
   Digest out{};
   unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr) != 1 ||
-      len != out.size()) {
+  if (EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr) != 1 || len != out.size()) {
     throw std::runtime_error("admin API: SHA-256 unavailable from OpenSSL");
   }
   return out;

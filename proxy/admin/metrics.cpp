@@ -51,10 +51,17 @@ std::string escape_label_value(std::string_view raw) {
   out.reserve(v.size());
   for (char c : v) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -65,9 +72,14 @@ std::string escape_help(std::string_view v) {
   out.reserve(v.size());
   for (char c : v) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -139,9 +151,8 @@ FamilyBase::FamilyBase(std::string name, std::string help, std::vector<std::stri
 
 void FamilyBase::check_arity(const Labels& values) const {
   if (values.size() != label_names_.size()) {
-    throw std::invalid_argument("metric " + name_ + ": expected " +
-                                std::to_string(label_names_.size()) + " label values, got " +
-                                std::to_string(values.size()));
+    throw std::invalid_argument("metric " + name_ + ": expected " + std::to_string(label_names_.size()) +
+                                " label values, got " + std::to_string(values.size()));
   }
 }
 
@@ -200,8 +211,8 @@ void GaugeFamily::render(std::string& out) const {
   }
 }
 
-HistogramFamily::HistogramFamily(std::string name, std::string help,
-                                 std::vector<std::string> label_names, std::vector<double> bounds)
+HistogramFamily::HistogramFamily(std::string name, std::string help, std::vector<std::string> label_names,
+                                 std::vector<double> bounds)
     : Family(std::move(name), std::move(help), std::move(label_names)), bounds_(std::move(bounds)) {
   check_bounds(bounds_);
   for (const auto& l : this->label_names()) {
@@ -209,9 +220,7 @@ HistogramFamily::HistogramFamily(std::string name, std::string help,
   }
 }
 
-std::unique_ptr<Histogram> HistogramFamily::make_series() const {
-  return std::make_unique<Histogram>(bounds_);
-}
+std::unique_ptr<Histogram> HistogramFamily::make_series() const { return std::make_unique<Histogram>(bounds_); }
 
 void HistogramFamily::render(std::string& out) const {
   render_header(out);

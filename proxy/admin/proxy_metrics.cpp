@@ -6,20 +6,16 @@ namespace faultline::admin {
 
 const std::vector<double>& ProxyMetrics::latency_buckets() {
   // From 1 ms (loopback apiserver) to 60 s (a hang or a slow LIST); finer where binds live.
-  static const std::vector<double> buckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-                                              0.25,  0.5,    1,     2.5,  5,     10,   30, 60};
+  static const std::vector<double> buckets = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                              0.5,   1,      2.5,   5,    10,    30,   60};
   return buckets;
 }
 
 ProxyMetrics::ProxyMetrics()
-    : open_connections(registry_
-                           .gauge("faultline_open_connections",
-                                  "Client connections currently open to the proxy.")
-                           .get()),
-      open_watches(registry_
-                       .gauge("faultline_open_watches",
-                              "Watch requests currently streaming through the proxy.")
-                       .get()),
+    : open_connections(
+          registry_.gauge("faultline_open_connections", "Client connections currently open to the proxy.").get()),
+      open_watches(
+          registry_.gauge("faultline_open_watches", "Watch requests currently streaming through the proxy.").get()),
       connections_rejected(registry_
                                .counter("faultline_connections_rejected_total",
                                         "Client connections closed right after accept because "
@@ -30,11 +26,9 @@ ProxyMetrics::ProxyMetrics()
                                   "and the status the client saw (\"none\": connection cut).",
                                   {"verb", "resource", "code"})),
       faults_fired_(registry_.counter("faultline_faults_fired_total",
-                                      "Fault actions carried out, by rule and action type.",
-                                      {"rule", "action"})),
+                                      "Fault actions carried out, by rule and action type.", {"rule", "action"})),
       rule_matched_(registry_.counter("faultline_rule_matched_total",
-                                      "Requests selected by a rule's match clause, by rule.",
-                                      {"rule"})),
+                                      "Requests selected by a rule's match clause, by rule.", {"rule"})),
       upstream_latency_(registry_
                             .histogram("faultline_upstream_latency_seconds",
                                        "Time from forwarding a request to receiving the "
@@ -58,9 +52,7 @@ void ProxyMetrics::request_done(std::string_view verb, std::string_view resource
   requests_.with({std::string(verb), std::string(label), code > 0 ? std::to_string(code) : "none"}).inc();
 }
 
-void ProxyMetrics::rule_matched(std::string_view rule) {
-  rule_matched_.with({std::string(rule)}).inc();
-}
+void ProxyMetrics::rule_matched(std::string_view rule) { rule_matched_.with({std::string(rule)}).inc(); }
 
 void ProxyMetrics::fault_fired(std::string_view rule, std::string_view action) {
   faults_fired_.with({std::string(rule), std::string(action)}).inc();

@@ -56,8 +56,9 @@ std::string read_token_file(const std::filesystem::path& path) {
   while (!token.empty() && is_space(token.front())) token.remove_prefix(1);
   while (!token.empty() && is_space(token.back())) token.remove_suffix(1);
   if (token.empty()) {
-    fail(path, "the admin token file is empty or only whitespace; an empty token would leave the admin API "
-               "unauthenticated (write a token into it, or leave out --admin-token-file to run without one)");
+    fail(path,
+         "the admin token file is empty or only whitespace; an empty token would leave the admin API "
+         "unauthenticated (write a token into it, or leave out --admin-token-file to run without one)");
   }
   for (std::size_t i = 0; i < token.size(); ++i) {
     const auto c = static_cast<unsigned char>(token[i]);

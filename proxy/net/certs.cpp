@@ -50,8 +50,7 @@ std::string cert_to_pem(X509* cert) {
 
 std::string key_to_pem(EVP_PKEY* key) {
   BioPtr bio(BIO_new(BIO_s_mem()));
-  check(PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) == 1,
-        "encoding a private key");
+  check(PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) == 1, "encoding a private key");
   return bio_text(bio.get());
 }
 
@@ -79,8 +78,8 @@ X509Ptr new_cert(const std::string& common_name, std::chrono::hours validity, EV
   set_random_serial(cert.get());
   set_subject_cn(cert.get(), common_name);
   check(X509_gmtime_adj(X509_getm_notBefore(cert.get()), -300) != nullptr, "setting notBefore");
-  check(X509_gmtime_adj(X509_getm_notAfter(cert.get()),
-                        static_cast<long>(std::chrono::seconds(validity).count())) != nullptr,
+  check(X509_gmtime_adj(X509_getm_notAfter(cert.get()), static_cast<long>(std::chrono::seconds(validity).count())) !=
+            nullptr,
         "setting notAfter");
   check(X509_set_pubkey(cert.get(), key) == 1, "setting the public key");
   return cert;
@@ -116,7 +115,12 @@ std::string san_extension_value(const std::vector<std::string>& sans) {
 }  // namespace
 
 std::vector<std::string> default_sans() {
-  return {"localhost", "127.0.0.1", "::1", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+  return {"localhost",
+          "127.0.0.1",
+          "::1",
+          "kubernetes",
+          "kubernetes.default",
+          "kubernetes.default.svc",
           "kubernetes.default.svc.cluster.local"};
 }
 

@@ -56,7 +56,7 @@ HttpsUrl parse_https_url(const std::string& url) {
   }
   HttpsUrl out;
   out.endpoint.host = parsed->host_type() == boost::urls::host_type::ipv6 ? std::string(parsed->encoded_host_address())
-                                                                         : std::string(parsed->host());
+                                                                          : std::string(parsed->host());
   if (!out.endpoint.host.empty() && out.endpoint.host.front() == '[') {
     out.endpoint.host = out.endpoint.host.substr(1, out.endpoint.host.size() - 2);
   }

@@ -170,7 +170,8 @@ KubeconfigContext load_kubeconfig(const fs::path& path, const std::string& conte
   out.cluster_name = scalar(context_entry.body, "cluster", context_entry.file);
   out.user_name = scalar(context_entry.body, "user", context_entry.file);
   out.namespace_name = scalar(context_entry.body, "namespace", context_entry.file);
-  if (out.cluster_name.empty()) fail(context_entry.file, context_entry.body, "context '" + out.context_name + "' has no cluster");
+  if (out.cluster_name.empty())
+    fail(context_entry.file, context_entry.body, "context '" + out.context_name + "' has no cluster");
   resolve_cluster(lookup(merged.clusters, out.cluster_name, "cluster", context_entry), out);
   if (!out.user_name.empty()) resolve_user(lookup(merged.users, out.user_name, "user", context_entry), out);
   return out;
@@ -185,7 +186,8 @@ std::string render_kubeconfig(const KubeconfigSpec& spec) {
   out << YAML::Key << "name" << YAML::Value << spec.name;
   out << YAML::Key << "cluster" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "server" << YAML::Value << spec.server;
-  if (!spec.ca_pem.empty()) out << YAML::Key << "certificate-authority-data" << YAML::Value << base64_encode(spec.ca_pem);
+  if (!spec.ca_pem.empty())
+    out << YAML::Key << "certificate-authority-data" << YAML::Value << base64_encode(spec.ca_pem);
   out << YAML::EndMap << YAML::EndMap << YAML::EndSeq;
   out << YAML::Key << "users" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << spec.name;

@@ -14,13 +14,27 @@
 
 namespace faultline::net::detail {
 
-struct BioFree { void operator()(BIO* p) const { BIO_free_all(p); } };
-struct X509Free { void operator()(X509* p) const { X509_free(p); } };
-struct PkeyFree { void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); } };
-struct ExtFree { void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); } };
-struct StoreFree { void operator()(X509_STORE* p) const { X509_STORE_free(p); } };
-struct StoreCtxFree { void operator()(X509_STORE_CTX* p) const { X509_STORE_CTX_free(p); } };
-struct NamesFree { void operator()(GENERAL_NAMES* p) const { GENERAL_NAMES_free(p); } };
+struct BioFree {
+  void operator()(BIO* p) const { BIO_free_all(p); }
+};
+struct X509Free {
+  void operator()(X509* p) const { X509_free(p); }
+};
+struct PkeyFree {
+  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+};
+struct ExtFree {
+  void operator()(X509_EXTENSION* p) const { X509_EXTENSION_free(p); }
+};
+struct StoreFree {
+  void operator()(X509_STORE* p) const { X509_STORE_free(p); }
+};
+struct StoreCtxFree {
+  void operator()(X509_STORE_CTX* p) const { X509_STORE_CTX_free(p); }
+};
+struct NamesFree {
+  void operator()(GENERAL_NAMES* p) const { GENERAL_NAMES_free(p); }
+};
 
 using BioPtr = std::unique_ptr<BIO, BioFree>;
 using X509Ptr = std::unique_ptr<X509, X509Free>;

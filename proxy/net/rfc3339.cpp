@@ -1,5 +1,5 @@
-#include <cstdint>
 #include "faultline/net/rfc3339.hpp"
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -40,8 +40,7 @@ std::string format_rfc3339(system_clock::time_point t, unsigned fraction_digits)
 
 std::optional<system_clock::time_point> parse_rfc3339(std::string_view s) {
   // YYYY-MM-DDTHH:MM:SS is 19 characters; then [.f{1,9}] and Z.
-  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' ||
-      s.back() != 'Z') {
+  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s.back() != 'Z') {
     return std::nullopt;
   }
   auto number = [&](std::size_t pos, std::size_t len, int& out) {

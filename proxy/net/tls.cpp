@@ -31,8 +31,8 @@ constexpr unsigned char kAlpnH2[] = {2, 'h', '2'};
 
 // Picks the first of the server's protocols (`arg`: a wire-format list) that the client offers;
 // with none in common, no ALPN is negotiated (the client then speaks HTTP/1.1 by default).
-int select_protocol(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
-                    unsigned int inlen, void* arg) {
+int select_protocol(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
+                    void* arg) {
   const auto* ours = static_cast<const unsigned char*>(arg);
   unsigned int ours_len = ours == kAlpnH2Http11 ? sizeof kAlpnH2Http11 : sizeof kAlpnHttp11;
   unsigned char* selected = nullptr;

@@ -43,8 +43,8 @@ void begin_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn, 
   if (ex.plan.fires()) {
     ex.record.rule = ex.plan.rule;
     ex.record.action = std::string(faults::action_type(*ex.plan.action));
-    spdlog::info("conn {}: rule '{}' fires {} on {} {} ({})", conn, ex.plan.rule, *ex.record.action,
-                 ex.request.method, path_only(ex.request.target), proto);
+    spdlog::info("conn {}: rule '{}' fires {} on {} {} ({})", conn, ex.plan.rule, *ex.record.action, ex.request.method,
+                 path_only(ex.request.target), proto);
   }
 }
 
@@ -52,8 +52,8 @@ faults::HttpResponse upstream_unreachable_response(const ServerOptions& options,
   faults::Status status;
   status.code = 503;
   status.reason = "ServiceUnavailable";
-  status.message =
-      "faultline-proxy: the upstream apiserver " + options.upstream.endpoint.to_string() + " is unreachable: " + failure;
+  status.message = "faultline-proxy: the upstream apiserver " + options.upstream.endpoint.to_string() +
+                   " is unreachable: " + failure;
   return faults::status_response(status);
 }
 
@@ -86,8 +86,8 @@ void finish_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn)
     spdlog::warn("conn {}: rule '{}' ({}) planned but the watch stream ended before it acted", conn, ex.plan.rule,
                  ex.record.action.value_or(""));
   }
-  spdlog::debug("conn {}: {} {} -> {} ({} us, {})", conn, ex.record.method, path_only(ex.record.path),
-                ex.record.status, ex.record.duration.count(), ex.record.proto);
+  spdlog::debug("conn {}: {} {} -> {} ({} us, {})", conn, ex.record.method, path_only(ex.record.path), ex.record.status,
+                ex.record.duration.count(), ex.record.proto);
   if (server.observer) server.observer->exchange_done(ex.record, ex.upstream_latency);
 }
 

@@ -16,9 +16,9 @@
 #include <cstring>
 #include <vector>
 
+#include "faultline/net/async.hpp"
 #include "faultline/net/tls.hpp"
 #include "faultline/proxy/headers.hpp"
-#include "faultline/net/async.hpp"
 #include "session.hpp"
 
 namespace faultline::proxy {
@@ -38,8 +38,7 @@ std::string_view view(const uint8_t* data, size_t len) { return {reinterpret_cas
 
 nghttp2_nv make_nv(const std::string& name, const std::string& value) {
   return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
-          NGHTTP2_NV_FLAG_NONE};
+          reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(), NGHTTP2_NV_FLAG_NONE};
 }
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
@@ -63,8 +62,7 @@ bool collect_output(nghttp2_session* session, std::vector<uint8_t>& out, std::ui
 }  // namespace
 
 struct H2Connection::Upstream {
-  Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls)
-      : stream(executor, tls), wake(executor) {}
+  Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls) : stream(executor, tls), wake(executor) {}
   ~Upstream() {
     if (session) nghttp2_session_del(session);
   }
@@ -86,8 +84,8 @@ struct H2Connection::Stream {
   HeaderList headers;  // regular fields, lower-case names
   std::size_t header_bytes = 0;
   bool header_too_large = false;
-  bool started = false;         // classified and decided
-  bool request_ended = false;   // END_STREAM from the client
+  bool started = false;        // classified and decided
+  bool request_ended = false;  // END_STREAM from the client
   ExchangeCore ex;
   // Request body on its way upstream: bytes received from the client, not yet taken by the
   // upstream session (and not yet consumed towards the client).
@@ -102,8 +100,8 @@ struct H2Connection::Stream {
   std::size_t resp_header_bytes = 0;
   bool resp_too_large = false;
   int resp_status = 0;
-  bool have_response = false;   // final upstream response header seen
-  bool responded = false;       // a response was submitted to the client
+  bool have_response = false;  // final upstream response header seen
+  bool responded = false;      // a response was submitted to the client
   // Response body on its way to the client (relayed or local).
   std::string down_buf;
   std::size_t down_off = 0;
@@ -193,14 +191,12 @@ void H2Connection::close_all() {
   }
 }
 
-void H2Connection::cut() {
-  close_all();
-}
+void H2Connection::cut() { close_all(); }
 
 void H2Connection::drain() {
   if (closing_) return;
-  nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(client_),
-                        NGHTTP2_NO_ERROR, nullptr, 0);
+  nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(client_), NGHTTP2_NO_ERROR,
+                        nullptr, 0);
   // Watches never end by themselves: cut them, as the HTTP/1.1 path does.
   std::vector<int32_t> watches;
   for (auto& [id, s] : streams_) {
@@ -301,7 +297,8 @@ asio::awaitable<void> H2Connection::nap(std::chrono::milliseconds d) {
 // over.
 asio::awaitable<void> H2Connection::hold_while_stalled() {
   while (!closing_ && std::chrono::steady_clock::now() < stalled_until_) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(stalled_until_ - std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(stalled_until_ - std::chrono::steady_clock::now());
     co_await nap(std::max(left, std::chrono::milliseconds(1)));
   }
 }
@@ -353,11 +350,11 @@ H2Connection::Stream* H2Connection::find_upstream(Upstream& up, int32_t up_id) {
 // Client session callbacks. nghttp2 is C: no exception may leave a callback.
 
 #define H2_GUARD_BEGIN try {
-#define H2_GUARD_END                                                      \
-  }                                                                       \
-  catch (const std::exception& e) {                                       \
-    spdlog::error("h2 relay: {}", e.what());                              \
-    return NGHTTP2_ERR_CALLBACK_FAILURE;                                  \
+#define H2_GUARD_END                         \
+  }                                          \
+  catch (const std::exception& e) {          \
+    spdlog::error("h2 relay: {}", e.what()); \
+    return NGHTTP2_ERR_CALLBACK_FAILURE;     \
   }
 
 int H2Connection::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user) {
@@ -790,7 +787,8 @@ void H2Connection::submit_upstream(Stream& s) {
   nghttp2_data_provider provider{};
   provider.read_callback = read_request_body;
   bool no_body = s.request_ended && s.up_buf.empty();
-  int32_t id = nghttp2_submit_request(up.session, nullptr, nva.data(), nva.size(), no_body ? nullptr : &provider, nullptr);
+  int32_t id =
+      nghttp2_submit_request(up.session, nullptr, nva.data(), nva.size(), no_body ? nullptr : &provider, nullptr);
   if (id < 0) {
     s.up.reset();
     const faults::HttpResponse answer_502 =
@@ -918,8 +916,8 @@ void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
   nghttp2_data_provider provider{};
   provider.read_callback = read_response_body;
   int rv = nghttp2_submit_response(client_, s.id, nva.data(), nva.size(), end_stream ? nullptr : &provider);
-  if (rv != 0) spdlog::debug("conn {}: h2: relaying the response of stream {}: {}", session_->id_, s.id,
-                             nghttp2_strerror(rv));
+  if (rv != 0)
+    spdlog::debug("conn {}: h2: relaying the response of stream {}: {}", session_->id_, s.id, nghttp2_strerror(rv));
   if (s.filter) {
     if (auto deadline = s.filter->deadline()) {
       asio::co_spawn(session_->executor_, after(shared_from_this(), *deadline, s.id, Timed::watch_deadline),
@@ -964,7 +962,8 @@ void H2Connection::apply_watch_step(Stream& s, WatchFilter::Step step) {
   s.end = step.end;
   // The rest of the upstream stream is not relayed.
   if (s.up && s.up->session && !s.up->done) {
-    if (s.up_id > 0 && !s.up_closed) nghttp2_submit_rst_stream(s.up->session, NGHTTP2_FLAG_NONE, s.up_id, NGHTTP2_CANCEL);
+    if (s.up_id > 0 && !s.up_closed)
+      nghttp2_submit_rst_stream(s.up->session, NGHTTP2_FLAG_NONE, s.up_id, NGHTTP2_CANCEL);
     kick_upstream(*s.up);
   }
   if (step.end == WatchFilter::End::clean) s.down_eof = true;

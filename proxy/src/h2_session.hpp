@@ -55,8 +55,8 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
 
   // Client (server-side nghttp2 session) callbacks.
   static int on_begin_headers(nghttp2_session*, const nghttp2_frame*, void*);
-  static int on_header(nghttp2_session*, const nghttp2_frame*, const uint8_t*, size_t, const uint8_t*, size_t,
-                       uint8_t, void*);
+  static int on_header(nghttp2_session*, const nghttp2_frame*, const uint8_t*, size_t, const uint8_t*, size_t, uint8_t,
+                       void*);
   static int on_frame_recv(nghttp2_session*, const nghttp2_frame*, void*);
   static int on_data_chunk(nghttp2_session*, uint8_t, int32_t, const uint8_t*, size_t, void*);
   static int on_stream_close(nghttp2_session*, int32_t, uint32_t, void*);
@@ -68,8 +68,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   static int up_on_frame_recv(nghttp2_session*, const nghttp2_frame*, void*);
   static int up_on_data_chunk(nghttp2_session*, uint8_t, int32_t, const uint8_t*, size_t, void*);
   static int up_on_stream_close(nghttp2_session*, int32_t, uint32_t, void*);
-  static ssize_t read_request_body(nghttp2_session*, int32_t, uint8_t*, size_t, uint32_t*, nghttp2_data_source*,
-                                   void*);
+  static ssize_t read_request_body(nghttp2_session*, int32_t, uint8_t*, size_t, uint32_t*, nghttp2_data_source*, void*);
 
   boost::asio::awaitable<void> client_reader();
   boost::asio::awaitable<void> client_writer();

@@ -31,8 +31,8 @@ std::vector<std::string_view> split_commas(std::string_view value) {
 
 bool is_hop_by_hop(std::string_view name) {
   static constexpr std::array<std::string_view, 8> kHopByHop = {
-      "connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer",
-      "upgrade"};
+      "connection",          "keep-alive", "proxy-connection", "proxy-authenticate",
+      "proxy-authorization", "te",         "trailer",          "upgrade"};
   return std::any_of(kHopByHop.begin(), kHopByHop.end(),
                      [name](std::string_view hop) { return boost::beast::iequals(hop, name); });
 }

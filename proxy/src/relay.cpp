@@ -4,11 +4,11 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/serializer.hpp>
-#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <boost/beast/core/string.hpp>
 
 #include <linux/sockios.h>
 #include <spdlog/spdlog.h>
@@ -37,7 +37,8 @@ void strip_hop_by_hop(Fields& fields, bool keep_upgrade) {
     std::string_view name = field.name_string();
     bool upgrade_header = field.name() == http::field::connection || field.name() == http::field::upgrade;
     if (keep_upgrade && upgrade_header) continue;
-    bool listed = std::any_of(named.begin(), named.end(), [&](const std::string& token) { return beast::iequals(token, name); });
+    bool listed =
+        std::any_of(named.begin(), named.end(), [&](const std::string& token) { return beast::iequals(token, name); });
     if (is_hop_by_hop(name) || (listed && !(keep_upgrade && beast::iequals(name, "upgrade")))) drop.emplace_back(name);
   }
   for (const auto& name : drop) fields.erase(name);
@@ -158,7 +159,8 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
     co_await hold_while_blackholed();
     beast::get_lowest_layer(upstream_->stream).expires_after(options_.io_timeout);
     auto [ec, n] = co_await http::async_write(upstream_->stream, sr, use_tuple);
-    if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "sending the request body upstream");
+    if (ec && ec != http::error::need_buffer)
+      throw boost::system::system_error(ec, "sending the request body upstream");
   } while (!ex.parser.is_done() || !sr.is_done());
   co_return true;
 }
@@ -189,14 +191,15 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
       // (A named string: GCC destroys temporaries of a conditional expression in a co_await twice.)
       std::string why = ec.message();
       if (ec == http::error::header_limit) {
-        why = "response header larger than " + std::to_string(kResponseHeaderLimit) + " bytes, or a field larger than " +
-              std::to_string(ResponseParser::kMaxFieldBytes) + " bytes";
+        why = "response header larger than " + std::to_string(kResponseHeaderLimit) +
+              " bytes, or a field larger than " + std::to_string(ResponseParser::kMaxFieldBytes) + " bytes";
       }
       co_await answer_bad_gateway(ex, why);
       co_return true;
     }
     throw_if(ec, "reading the upstream response header");
-    bool is_interim = parser.get().result_int() / 100 == 1 && parser.get().result() != http::status::switching_protocols;
+    bool is_interim =
+        parser.get().result_int() / 100 == 1 && parser.get().result() != http::status::switching_protocols;
     if (!is_interim) break;
     if (interim + 1 >= kMaxInterimResponses) {
       std::string why = "more than " + std::to_string(kMaxInterimResponses) + " interim responses";
@@ -236,8 +239,7 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
 // Writes the response header and then the body as it arrives. With a watch filter, the body is cut
 // into events and the filter decides what the client gets. Returns false when the client
 // connection must not carry another request.
-asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
-                                           WatchFilter* filter) {
+asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex, WatchFilter* filter) {
   auto& res = parser.get();
   http::serializer<false, http::buffer_body> sr{res};
   bool streaming = ex.request.info.is_watch();
@@ -399,8 +401,9 @@ asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_t
   }
   for (;;) {
     if (self->cut_ || !self->upstream_) break;
-    auto [ec, n] = client_to_upstream ? co_await self->client_->async_read_some(asio::buffer(chunk), use_tuple)
-                                      : co_await self->upstream_->stream.async_read_some(asio::buffer(chunk), use_tuple);
+    auto [ec, n] = client_to_upstream
+                       ? co_await self->client_->async_read_some(asio::buffer(chunk), use_tuple)
+                       : co_await self->upstream_->stream.async_read_some(asio::buffer(chunk), use_tuple);
     if (ec) break;
     if (co_await write_to(asio::buffer(chunk.data(), n))) break;
   }

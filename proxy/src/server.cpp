@@ -118,8 +118,8 @@ Server::Impl::Impl(asio::io_context& io, ServerOptions opts, faults::Engine& eng
 
 void Server::Impl::open_listener() {
   tcp::acceptor a(listener_strand);
-  auto endpoint = bound.port() != 0 ? bound
-                                    : tcp::endpoint(asio::ip::make_address(options.listen.host), options.listen.port);
+  auto endpoint =
+      bound.port() != 0 ? bound : tcp::endpoint(asio::ip::make_address(options.listen.host), options.listen.port);
   a.open(endpoint.protocol());
   a.set_option(asio::socket_base::reuse_address(true));
   a.bind(endpoint);
@@ -216,8 +216,9 @@ void Server::Impl::enforce_outage() {
     cut_live = outage && outage->mode != faults::actions::Outage::Mode::blackhole;
   }
   if (cut_live) {
-    spdlog::warn("outage ({}, rule '{}'): resetting live connections for {} ms", faults::actions::to_string(outage->mode),
-                 outage->rule, std::chrono::duration_cast<std::chrono::milliseconds>(outage->until - now).count());
+    spdlog::warn("outage ({}, rule '{}'): resetting live connections for {} ms",
+                 faults::actions::to_string(outage->mode), outage->rule,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(outage->until - now).count());
     for (auto& session : live_sessions()) session->abort(Cut::reset);
   }
   bool refuse = outage && outage->mode == faults::actions::Outage::Mode::refuse;
@@ -235,7 +236,8 @@ void Server::Impl::enforce_outage() {
         self->start_accepting();
         spdlog::info("outage over: listening again on {}", self->bound.port());
       } catch (const std::exception& e) {
-        spdlog::error("outage over but the listener could not be reopened on port {}: {}", self->bound.port(), e.what());
+        spdlog::error("outage over but the listener could not be reopened on port {}: {}", self->bound.port(),
+                      e.what());
       }
     }
     if (refuse) self->schedule_reopen(remaining);
@@ -294,9 +296,10 @@ void report_escaped(const char* what) {
   std::lock_guard lock(escaped_report_mutex);
   auto now = std::chrono::steady_clock::now();
   if (escaped_last_report && now - *escaped_last_report < std::chrono::seconds(10)) return;
-  spdlog::error("internal error in the relay: {} ({} such error(s) so far, {} since the last report; the affected "
-                "connection was dropped, the proxy carries on)",
-                what, total, total - escaped_reported);
+  spdlog::error(
+      "internal error in the relay: {} ({} such error(s) so far, {} since the last report; the affected "
+      "connection was dropped, the proxy carries on)",
+      what, total, total - escaped_reported);
   escaped_reported = total;
   escaped_last_report = now;
 }

@@ -157,7 +157,7 @@ asio::awaitable<bool> Session::serve_request() {
     throw;
   }
   finish(ex);
-  co_return keep_going && ex.client_keep_alive;
+  co_return (keep_going && ex.client_keep_alive);
 }
 
 asio::awaitable<bool> Session::carry_out(Exchange& ex) {
@@ -331,7 +331,8 @@ void Session::reserve_client_reads() {
 }
 
 void Session::reserve_upstream_reads() {
-  if (upstream_ && upstream_->buffer.capacity() < options_.relay_buffer) upstream_->buffer.reserve(options_.relay_buffer);
+  if (upstream_ && upstream_->buffer.capacity() < options_.relay_buffer)
+    upstream_->buffer.reserve(options_.relay_buffer);
 }
 
 void Session::release_idle_buffers() {

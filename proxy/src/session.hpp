@@ -18,10 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "exchange.hpp"
 #include "faultline/faults/request.hpp"
 #include "faultline/proxy/disposition.hpp"
 #include "faultline/proxy/observer.hpp"
-#include "exchange.hpp"
 #include "server_impl.hpp"
 
 namespace faultline::proxy {
@@ -95,8 +95,8 @@ struct Upstream {
 struct Exchange : ExchangeCore {
   RequestParser parser;
   bool client_keep_alive = true;
-  bool expects_continue = false;    // "Expect: 100-continue": the body comes only when asked for
-  std::string upstream_failure;     // why upstream could not be reached (then the client gets 503)
+  bool expects_continue = false;  // "Expect: 100-continue": the body comes only when asked for
+  std::string upstream_failure;   // why upstream could not be reached (then the client gets 503)
 };
 
 class H2Connection;
@@ -140,8 +140,7 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::awaitable<bool> send_request(Exchange& ex);
   asio::awaitable<bool> relay_response(Exchange& ex);
   asio::awaitable<void> discard_response(ResponseParser& parser, Exchange& ex);
-  asio::awaitable<bool> stream_body(ResponseParser& parser, Exchange& ex,
-                                    WatchFilter* filter);
+  asio::awaitable<bool> stream_body(ResponseParser& parser, Exchange& ex, WatchFilter* filter);
   asio::awaitable<void> write_body_piece(http::serializer<false, http::buffer_body>& sr,
                                          http::response<http::buffer_body>& res, const char* data, std::size_t size,
                                          bool more, Exchange& ex);
@@ -176,8 +175,8 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer client_buffer_;
   std::unique_ptr<Upstream> upstream_;
   std::shared_ptr<H2Connection> h2_;  // set when ALPN chose h2
-  RelayBuffer up_chunk_;         // request body bytes on their way upstream
-  RelayBuffer down_chunk_;      // response body bytes on their way to the client
+  RelayBuffer up_chunk_;              // request body bytes on their way upstream
+  RelayBuffer down_chunk_;            // response body bytes on their way to the client
   State state_ = State::handshake;
   bool draining_ = false;
   bool cut_ = false;

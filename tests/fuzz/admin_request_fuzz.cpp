@@ -13,10 +13,10 @@
 // Every answer must be a real status with a body, JSON bodies must parse, and nothing may turn
 // into 500 (an exception the handler did not expect).
 
+#include <spdlog/spdlog.h>
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json/parse.hpp>
-#include <spdlog/spdlog.h>
 
 #include <cstddef>
 #include <cstdint>

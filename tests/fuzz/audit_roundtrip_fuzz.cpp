@@ -26,8 +26,28 @@ using fuzz::check;
 using fuzz::valid_utf8;
 
 enum Field {
-  kSeq, kTs, kConn, kClient, kUserAgent, kProto, kMethod, kPath, kVerb, kResource, kSubresource, kNamespace,
-  kName, kWatch, kRule, kAction, kStatus, kUpstreamStatus, kBytesIn, kBytesOut, kDurationUs, kFieldCount
+  kSeq,
+  kTs,
+  kConn,
+  kClient,
+  kUserAgent,
+  kProto,
+  kMethod,
+  kPath,
+  kVerb,
+  kResource,
+  kSubresource,
+  kNamespace,
+  kName,
+  kWatch,
+  kRule,
+  kAction,
+  kStatus,
+  kUpstreamStatus,
+  kBytesIn,
+  kBytesOut,
+  kDurationUs,
+  kFieldCount
 };
 
 template <typename T>
@@ -116,9 +136,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const audit::Record& back = decoded.records.front();
   check(back.ts == std::chrono::floor<std::chrono::microseconds>(r.ts), "ts changed");
   check(back.seq == r.seq && back.conn == r.conn && back.watch == r.watch && back.status == r.status &&
-            back.upstream_status == r.upstream_status && back.bytes_in == r.bytes_in &&
-            back.bytes_out == r.bytes_out && back.duration == r.duration &&
-            back.rule.has_value() == r.rule.has_value() && back.action.has_value() == r.action.has_value(),
+            back.upstream_status == r.upstream_status && back.bytes_in == r.bytes_in && back.bytes_out == r.bytes_out &&
+            back.duration == r.duration && back.rule.has_value() == r.rule.has_value() &&
+            back.action.has_value() == r.action.has_value(),
         "a number, flag or null changed");
   check_string("client", r.client, back.client);
   check_string("userAgent", r.user_agent, back.user_agent);

@@ -26,7 +26,10 @@ inline bool valid_utf8(std::string_view s) {
     const auto c = static_cast<unsigned char>(s[i]);
     std::size_t len = 0;
     unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c < 0x80) { ++i; continue; }
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
     if (c >= 0xC2 && c <= 0xDF) len = 2;
     else if (c == 0xE0) len = 3, lo = 0xA0;
     else if (c >= 0xE1 && c <= 0xEC) len = 3;

@@ -48,10 +48,8 @@ ProxyProcess::ProxyProcess(const fs::path& dir, const std::string& name, const s
   std::error_code ec;
   fs::remove(ready_file, ec);  // left by an earlier proxy of this name: not this one's
 
-  std::vector<std::string> argv_strings = {binary.string(),
-                                           "--listen", "127.0.0.1:0",
-                                           "--admin", "127.0.0.1:0",
-                                           "--ready-file", ready_file.string()};
+  std::vector<std::string> argv_strings = {binary.string(), "--listen",     "127.0.0.1:0",      "--admin",
+                                           "127.0.0.1:0",   "--ready-file", ready_file.string()};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_strings) argv.push_back(a.data());

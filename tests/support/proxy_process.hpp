@@ -41,7 +41,7 @@ class ProxyProcess {
   // SIGTERM, SIGKILL after 30 s; true when it exited with status 0. Later calls return the same.
   bool stop();
 
-  pid_t pid() const { return pid_; }  // -1 once stopped
+  pid_t pid() const { return pid_; }                     // -1 once stopped
   const std::string& listen() const { return listen_; }  // 127.0.0.1:P
   const std::string& admin() const { return admin_; }    // 127.0.0.1:Q
   unsigned short port() const { return port_; }

@@ -6,9 +6,12 @@ namespace faultline::faults::actions {
 
 std::string_view to_string(DropResponse::Then then) {
   switch (then) {
-    case DropResponse::Then::reset: return "reset";
-    case DropResponse::Then::close: return "close";
-    case DropResponse::Then::hang: return "hang";
+    case DropResponse::Then::reset:
+      return "reset";
+    case DropResponse::Then::close:
+      return "close";
+    case DropResponse::Then::hang:
+      return "hang";
   }
   return "reset";
 }

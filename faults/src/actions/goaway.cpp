@@ -7,10 +7,20 @@
 
 namespace faultline::faults::actions {
 namespace {
-constexpr std::array<std::string_view, 14> kErrorNames{
-    "NO_ERROR",       "PROTOCOL_ERROR", "INTERNAL_ERROR",     "FLOW_CONTROL_ERROR", "SETTINGS_TIMEOUT",
-    "STREAM_CLOSED",  "FRAME_SIZE_ERROR", "REFUSED_STREAM",   "CANCEL",             "COMPRESSION_ERROR",
-    "CONNECT_ERROR",  "ENHANCE_YOUR_CALM", "INADEQUATE_SECURITY", "HTTP_1_1_REQUIRED"};
+constexpr std::array<std::string_view, 14> kErrorNames{"NO_ERROR",
+                                                       "PROTOCOL_ERROR",
+                                                       "INTERNAL_ERROR",
+                                                       "FLOW_CONTROL_ERROR",
+                                                       "SETTINGS_TIMEOUT",
+                                                       "STREAM_CLOSED",
+                                                       "FRAME_SIZE_ERROR",
+                                                       "REFUSED_STREAM",
+                                                       "CANCEL",
+                                                       "COMPRESSION_ERROR",
+                                                       "CONNECT_ERROR",
+                                                       "ENHANCE_YOUR_CALM",
+                                                       "INADEQUATE_SECURITY",
+                                                       "HTTP_1_1_REQUIRED"};
 }  // namespace
 
 std::string_view h2_error_name(std::uint32_t code) {

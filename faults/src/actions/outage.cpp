@@ -6,9 +6,12 @@ namespace faultline::faults::actions {
 
 std::string_view to_string(Outage::Mode mode) {
   switch (mode) {
-    case Outage::Mode::reset: return "reset";
-    case Outage::Mode::refuse: return "refuse";
-    case Outage::Mode::blackhole: return "blackhole";
+    case Outage::Mode::reset:
+      return "reset";
+    case Outage::Mode::refuse:
+      return "refuse";
+    case Outage::Mode::blackhole:
+      return "blackhole";
   }
   return "reset";
 }

@@ -23,12 +23,17 @@ std::string default_message(int code, const RequestInfo& request) {
                                   : what + " " + quoted_name + " not found";
     case 409:
       return "Operation cannot be fulfilled on " + (what.empty() ? "the object" : what) +
-             (request.name.empty() ? "" : " " + quoted_name) + ": the object has been modified; "
+             (request.name.empty() ? "" : " " + quoted_name) +
+             ": the object has been modified; "
              "please apply your changes to the latest version and try again";
-    case 429: return "Too many requests, please try again later.";
-    case 500: return "Internal error occurred: faultline injected an internal error";
-    case 503: return "the server is currently unable to handle the request";
-    case 504: return "Timeout: request did not complete within the allotted timeout";
+    case 429:
+      return "Too many requests, please try again later.";
+    case 500:
+      return "Internal error occurred: faultline injected an internal error";
+    case 503:
+      return "the server is currently unable to handle the request";
+    case 504:
+      return "Timeout: request did not complete within the allotted timeout";
     default:
       return "faultline injected " + std::to_string(code) + " " + std::string(http_reason_phrase(code));
   }
@@ -77,16 +82,15 @@ Respond Respond::parse(detail::MapReader& reader) {
                                   " (1xx codes are interim responses, never the answer)");
     else if (*code < 200 || *code > 599)
       reader.error_at("code", "must be an HTTP status code from 200 to 599, got " + std::to_string(*code));
-    else
-      respond.code = static_cast<int>(*code);
+    else respond.code = static_cast<int>(*code);
   }
   if (auto reason = reader.string("reason")) respond.reason = *reason;
   if (auto message = reader.string("message")) respond.message = *message;
   if (!actions::has_body(respond.code))
     for (std::string_view key : {"reason", "message"})
       if (reader.has(key))
-        reader.error_at(key, "a " + std::to_string(respond.code) + " response has no body, so it has no " +
-                                 std::string(key));
+        reader.error_at(
+            key, "a " + std::to_string(respond.code) + " response has no body, so it has no " + std::string(key));
   respond.retry_after = detail::positive_duration(reader, "retryAfter");
   return respond;
 }

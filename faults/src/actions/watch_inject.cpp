@@ -29,8 +29,7 @@ std::optional<std::string> without_deletion_timestamp(std::string_view object_js
 }
 
 std::optional<std::string> WatchInject::render_event(std::string_view last_object_json) const {
-  std::optional<std::string> object =
-      object_json ? object_json : without_deletion_timestamp(last_object_json);
+  std::optional<std::string> object = object_json ? object_json : without_deletion_timestamp(last_object_json);
   if (!object) return std::nullopt;
   return R"({"type":)" + go_json_string(event) + R"(,"object":)" + *object + "}\n";
 }

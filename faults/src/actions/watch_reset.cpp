@@ -4,9 +4,7 @@
 
 namespace faultline::faults::actions {
 
-std::string_view to_string(WatchReset::Mode mode) {
-  return mode == WatchReset::Mode::close ? "close" : "reset";
-}
+std::string_view to_string(WatchReset::Mode mode) { return mode == WatchReset::Mode::close ? "close" : "reset"; }
 
 WatchReset WatchReset::parse(detail::MapReader& reader) {
   WatchReset reset;

@@ -55,9 +55,15 @@ static Disposition carry_out(const fa::DropResponse& action, const faults::Plan&
   Disposition d;
   d.discard_response = true;
   switch (action.then) {
-    case Then::reset: d.cut = Cut::reset; break;
-    case Then::close: d.cut = Cut::close; break;
-    case Then::hang: d.hang = true; break;
+    case Then::reset:
+      d.cut = Cut::reset;
+      break;
+    case Then::close:
+      d.cut = Cut::close;
+      break;
+    case Then::hang:
+      d.hang = true;
+      break;
   }
   return d;
 }

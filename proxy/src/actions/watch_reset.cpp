@@ -13,9 +13,7 @@ class WatchResetFilter final : public ActAfterEvents<faults::actions::WatchReset
   End at_deadline() const override { return end_mode(); }
 
  private:
-  End end_mode() const {
-    return action_.mode == faults::actions::WatchReset::Mode::close ? End::clean : End::reset;
-  }
+  End end_mode() const { return action_.mode == faults::actions::WatchReset::Mode::close ? End::clean : End::reset; }
   void act(Step& step) override {
     acted_ = true;
     step.end = end_mode();

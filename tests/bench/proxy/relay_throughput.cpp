@@ -70,7 +70,8 @@ double timed_post(TlsClient& client, std::uint64_t size) {
   }
   http::response<http::string_body> res;
   http::read(client.stream, client.buffer, res);
-  if (res.body().rfind(std::to_string(size) + " ", 0) != 0) throw std::runtime_error("POST: upstream got " + res.body());
+  if (res.body().rfind(std::to_string(size) + " ", 0) != 0)
+    throw std::runtime_error("POST: upstream got " + res.body());
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
@@ -102,16 +103,18 @@ int main(int argc, char** argv) {
     auto proxy_ca = net::generate_ca("bench-proxy-ca");
     TestUpstream upstream(net::mint_serving_cert(upstream_ca, {"127.0.0.1"}));
     net::write_file(dir.path() / "upstream-ca.crt", upstream_ca.cert_pem);
-    auto proxy = start_proxy_process(dir.path(), proxy_ca,
-                                     {"--upstream", "https://127.0.0.1:" + std::to_string(upstream.port()),
-                                      "--upstream-ca", (dir.path() / "upstream-ca.crt").string(), "--log-level", "warn"},
-                                     proxy_path);
+    auto proxy =
+        start_proxy_process(dir.path(), proxy_ca,
+                            {"--upstream", "https://127.0.0.1:" + std::to_string(upstream.port()), "--upstream-ca",
+                             (dir.path() / "upstream-ca.crt").string(), "--log-level", "warn"},
+                            proxy_path);
     TlsClient direct(upstream.port(), upstream_ca.cert_pem, std::chrono::seconds(3600));
     TlsClient proxied(proxy->port(), proxy_ca.cert_pem, std::chrono::seconds(3600));
     auto rss_before = proxy->peak_rss_kib();
 
     std::printf("%-26s %10s %10s %10s\n", "", "direct", "proxy", "ratio");
-    for (auto [name, op] : {std::pair{"GET (response body)", &timed_get}, std::pair{"POST (request body)", &timed_post}}) {
+    for (auto [name, op] :
+         {std::pair{"GET (response body)", &timed_get}, std::pair{"POST (request body)", &timed_post}}) {
       std::vector<double> d, p;
       for (int r = 0; r < runs; ++r) {
         d.push_back(op(direct, size));

@@ -24,92 +24,95 @@ using namespace faultline::testing;  // tests/support/local_stack.hpp
 
 // One local stack for one test (scheduler and KWOK, no nodes yet); always torn down.
 class Stack {
-public:
-    explicit Stack(const std::string& scheduler) : stack_("faultline-harness-e2e-" + scheduler) {
-        // The proxy built next to the harness, unless the caller points at another build.
-        std::string proxy = env_or("FAULTLINE_PROXY_BIN", (kBinary / "proxy" / "faultline-proxy").string());
-        stack_.up("--scheduler " + scheduler + " --nodes 0", "FAULTLINE_PROXY_BIN=" + shell_quote(proxy));
-    }
-    ~Stack() { stack_.down(); }
-    bool up() const { return stack_.started(); }
-    const std::string& log() const { return stack_.log(); }
-    fs::path env_file() const { return stack_.env_file(); }
-    fs::path dir() const { return stack_.dir(); }
-    std::string kubectl(const std::string& args) const { return stack_.kubectl(args); }
+ public:
+  explicit Stack(const std::string& scheduler) : stack_("faultline-harness-e2e-" + scheduler) {
+    // The proxy built next to the harness, unless the caller points at another build.
+    std::string proxy = env_or("FAULTLINE_PROXY_BIN", (kBinary / "proxy" / "faultline-proxy").string());
+    stack_.up("--scheduler " + scheduler + " --nodes 0", "FAULTLINE_PROXY_BIN=" + shell_quote(proxy));
+  }
+  ~Stack() { stack_.down(); }
+  bool up() const { return stack_.started(); }
+  const std::string& log() const { return stack_.log(); }
+  fs::path env_file() const { return stack_.env_file(); }
+  fs::path dir() const { return stack_.dir(); }
+  std::string kubectl(const std::string& args) const { return stack_.kubectl(args); }
 
-private:
-    LocalStack stack_;
+ private:
+  LocalStack stack_;
 };
 
 CommandResult run_harness(const Stack& stack, const fs::path& scenario, const fs::path& out) {
-    return run_command(shell_quote((kBinary / "harness" / "faultline-harness").string()) + " run " +
-                       shell_quote(scenario.string()) + " --env " + shell_quote(stack.env_file().string()) + " --out " +
-                       shell_quote(out.string()));
+  return run_command(shell_quote((kBinary / "harness" / "faultline-harness").string()) + " run " +
+                     shell_quote(scenario.string()) + " --env " + shell_quote(stack.env_file().string()) + " --out " +
+                     shell_quote(out.string()));
 }
 
 // What CI does with the files: parse them.
 void expect_valid_reports(const fs::path& out) {
-    ASSERT_TRUE(fs::exists(out / "report.json"));
-    EXPECT_NO_THROW(json::parse(slurp(out / "report.json")));
-    CommandResult junit = run_command("python3 -c " +
-                                      shell_quote("import sys, xml.etree.ElementTree as E\n"
-                                                  "root = E.parse(sys.argv[1]).getroot()\n"
-                                                  "cases = root.findall('.//testcase')\n"
-                                                  "assert root.tag == 'testsuites' and len(cases) >= 3, (root.tag, len(cases))\n") +
-                                      " " + shell_quote((out / "junit.xml").string()));
-    EXPECT_EQ(junit.exit_code, 0) << junit.output;
-    CommandResult html = run_command("python3 -c " +
-                                     shell_quote("import sys\nfrom html.parser import HTMLParser\n"
-                                                 "class P(HTMLParser):\n"
-                                                 "    def __init__(s): super().__init__(); s.stack=[]; s.tags=set()\n"
-                                                 "    def handle_starttag(s, t, a):\n"
-                                                 "        s.tags.add(t)\n"
-                                                 "        if t not in ('meta','br','img','link','input','rect','line','polyline','path'): s.stack.append(t)\n"
-                                                 "    def handle_endtag(s, t):\n"
-                                                 "        if t in ('rect','line','polyline','path'): return\n"
-                                                 "        assert s.stack and s.stack[-1] == t, ('unbalanced', t, s.stack[-3:])\n"
-                                                 "        s.stack.pop()\n"
-                                                 "p = P(); p.feed(open(sys.argv[1]).read()); p.close()\n"
-                                                 "assert not p.stack, p.stack\n"
-                                                 "assert {'html','svg','table'} <= p.tags, p.tags\n") +
-                                     " " + shell_quote((out / "report.html").string()));
-    EXPECT_EQ(html.exit_code, 0) << html.output;
+  ASSERT_TRUE(fs::exists(out / "report.json"));
+  EXPECT_NO_THROW(json::parse(slurp(out / "report.json")));
+  CommandResult junit =
+      run_command("python3 -c " +
+                  shell_quote("import sys, xml.etree.ElementTree as E\n"
+                              "root = E.parse(sys.argv[1]).getroot()\n"
+                              "cases = root.findall('.//testcase')\n"
+                              "assert root.tag == 'testsuites' and len(cases) >= 3, (root.tag, len(cases))\n") +
+                  " " + shell_quote((out / "junit.xml").string()));
+  EXPECT_EQ(junit.exit_code, 0) << junit.output;
+  CommandResult html = run_command(
+      "python3 -c " +
+      shell_quote(
+          "import sys\nfrom html.parser import HTMLParser\n"
+          "class P(HTMLParser):\n"
+          "    def __init__(s): super().__init__(); s.stack=[]; s.tags=set()\n"
+          "    def handle_starttag(s, t, a):\n"
+          "        s.tags.add(t)\n"
+          "        if t not in ('meta','br','img','link','input','rect','line','polyline','path'): s.stack.append(t)\n"
+          "    def handle_endtag(s, t):\n"
+          "        if t in ('rect','line','polyline','path'): return\n"
+          "        assert s.stack and s.stack[-1] == t, ('unbalanced', t, s.stack[-3:])\n"
+          "        s.stack.pop()\n"
+          "p = P(); p.feed(open(sys.argv[1]).read()); p.close()\n"
+          "assert not p.stack, p.stack\n"
+          "assert {'html','svg','table'} <= p.tags, p.tags\n") +
+      " " + shell_quote((out / "report.html").string()));
+  EXPECT_EQ(html.exit_code, 0) << html.output;
 }
 
 json::object check_named(const json::value& report, const std::string& name) {
-    for (const auto& c : report.at("checks").as_array()) {
-        if (c.at("name").as_string() == name) return c.as_object();
-    }
-    ADD_FAILURE() << "no check " << name;
-    return {};
+  for (const auto& c : report.at("checks").as_array()) {
+    if (c.at("name").as_string() == name) return c.as_object();
+  }
+  ADD_FAILURE() << "no check " << name;
+  return {};
 }
 
 void no_fault_scenario_passes(const std::string& scheduler) {
-    Stack stack(scheduler);
-    ASSERT_TRUE(stack.up()) << stack.log();
-    fs::path out = stack.dir() / "report";
-    CommandResult r = run_harness(stack, kSource / "harness" / "scenarios" / "no-faults.yaml", out);
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    expect_valid_reports(out);
-    json::value report = json::parse(slurp(out / "report.json"));
-    EXPECT_EQ(report.at("verdict").as_string(), "pass") << r.output;
-    EXPECT_EQ(report.at("cluster").at("scheduler").as_string(), scheduler);
-    EXPECT_EQ(report.at("workload").at("podsCreated").to_number<std::int64_t>(), 220);
-    EXPECT_GT(report.at("workload").at("createRateAchieved").to_number<double>(), 0);
-    EXPECT_EQ(report.at("stats").at("boundPods").to_number<std::int64_t>(), 220);
-    EXPECT_EQ(report.at("stats").at("strandedPods").to_number<std::int64_t>(), 0);
-    for (const char* name : {"pods-bound", "no-unexpected-deletes", "bound-to-live-node"}) {
-        EXPECT_EQ(check_named(report, name).at("status").as_string(), "passed") << name;
-    }
-    const char* yunikorn_status = scheduler == "yunikorn" ? "passed" : "skipped";
-    for (const char* name : {"queue-accounting", "no-orphan-allocations"}) {
-        EXPECT_EQ(check_named(report, name).at("status").as_string(), yunikorn_status) << name;
-    }
-    if (scheduler == "yunikorn") {
-        EXPECT_EQ(report.at("stats").at("queueAllocatedPods").to_number<std::int64_t>(), 220);
-        EXPECT_EQ(report.at("stats").at("phantomAllocations").to_number<std::int64_t>(), 0);
-        EXPECT_TRUE(fs::exists(out / "yunikorn-fullstatedump.json"));
-    }
+  Stack stack(scheduler);
+  ASSERT_TRUE(stack.up()) << stack.log();
+  fs::path out = stack.dir() / "report";
+  CommandResult r = run_harness(stack, kSource / "harness" / "scenarios" / "no-faults.yaml", out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_valid_reports(out);
+  json::value report = json::parse(slurp(out / "report.json"));
+  EXPECT_EQ(report.at("verdict").as_string(), "pass") << r.output;
+  EXPECT_EQ(report.at("cluster").at("scheduler").as_string(), scheduler);
+  EXPECT_EQ(report.at("workload").at("podsCreated").to_number<std::int64_t>(), 220);
+  EXPECT_GT(report.at("workload").at("createRateAchieved").to_number<double>(), 0);
+  EXPECT_EQ(report.at("stats").at("boundPods").to_number<std::int64_t>(), 220);
+  EXPECT_EQ(report.at("stats").at("strandedPods").to_number<std::int64_t>(), 0);
+  for (const char* name : {"pods-bound", "no-unexpected-deletes", "bound-to-live-node"}) {
+    EXPECT_EQ(check_named(report, name).at("status").as_string(), "passed") << name;
+  }
+  const char* yunikorn_status = scheduler == "yunikorn" ? "passed" : "skipped";
+  for (const char* name : {"queue-accounting", "no-orphan-allocations"}) {
+    EXPECT_EQ(check_named(report, name).at("status").as_string(), yunikorn_status) << name;
+  }
+  if (scheduler == "yunikorn") {
+    EXPECT_EQ(report.at("stats").at("queueAllocatedPods").to_number<std::int64_t>(), 220);
+    EXPECT_EQ(report.at("stats").at("phantomAllocations").to_number<std::int64_t>(), 0);
+    EXPECT_TRUE(fs::exists(out / "yunikorn-fullstatedump.json"));
+  }
 }
 
 TEST(HarnessE2E, NoFaultScenarioPassesOnYunikorn) { no_fault_scenario_passes("yunikorn"); }
@@ -117,39 +120,40 @@ TEST(HarnessE2E, NoFaultScenarioPassesOnYunikorn) { no_fault_scenario_passes("yu
 TEST(HarnessE2E, NoFaultScenarioPassesOnKubeScheduler) { no_fault_scenario_passes("kube-scheduler"); }
 
 TEST(HarnessE2E, PodDeletedBehindTheHarnessFailsNoUnexpectedDeletes) {
-    Stack stack("kube-scheduler");
-    ASSERT_TRUE(stack.up()) << stack.log();
-    fs::path out = stack.dir() / "report";
-    auto harness = std::async(std::launch::async, [&] {
-        return run_harness(stack, fs::path(FAULTLINE_TEST_DATA_DIR) / "harness" / "scenarios" / "delete-behind-back.yaml", out);
-    });
-    // Wait for the first phase's pods to run, then delete one as another client (kubectl).
-    std::string victim = "first-00007";
-    bool deleted = false;
-    for (int i = 0; i < 120 && !deleted; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(250));
-        CommandResult phase = run_command(stack.kubectl("-n faultline get pod " + victim + " -o jsonpath={.status.phase}"));
-        if (phase.exit_code == 0 && phase.output == "Running") {
-            CommandResult del = run_command(stack.kubectl("-n faultline delete pod " + victim + " --wait=false"));
-            ASSERT_EQ(del.exit_code, 0) << del.output;
-            deleted = true;
-        }
+  Stack stack("kube-scheduler");
+  ASSERT_TRUE(stack.up()) << stack.log();
+  fs::path out = stack.dir() / "report";
+  auto harness = std::async(std::launch::async, [&] {
+    return run_harness(stack, fs::path(FAULTLINE_TEST_DATA_DIR) / "harness" / "scenarios" / "delete-behind-back.yaml",
+                       out);
+  });
+  // Wait for the first phase's pods to run, then delete one as another client (kubectl).
+  std::string victim = "first-00007";
+  bool deleted = false;
+  for (int i = 0; i < 120 && !deleted; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    CommandResult phase = run_command(stack.kubectl("-n faultline get pod " + victim + " -o jsonpath={.status.phase}"));
+    if (phase.exit_code == 0 && phase.output == "Running") {
+      CommandResult del = run_command(stack.kubectl("-n faultline delete pod " + victim + " --wait=false"));
+      ASSERT_EQ(del.exit_code, 0) << del.output;
+      deleted = true;
     }
-    ASSERT_TRUE(deleted) << "pod " << victim << " never ran";
-    CommandResult r = harness.get();
-    EXPECT_EQ(r.exit_code, 1) << "an unexpected delete is an unexpected verdict\n" << r.output;
-    expect_valid_reports(out);
-    json::value report = json::parse(slurp(out / "report.json"));
-    EXPECT_EQ(report.at("verdict").as_string(), "fail");
-    json::object check = check_named(report, "no-unexpected-deletes");
-    EXPECT_EQ(check.at("status").as_string(), "violated");
-    EXPECT_EQ(check.at("count").to_number<std::int64_t>(), 1);
-    EXPECT_NE(json::serialize(check.at("evidence")).find("faultline/" + victim), std::string::npos)
-        << json::serialize(check);
-    EXPECT_EQ(check_named(report, "pods-bound").at("status").as_string(), "passed");
-    std::string junit = slurp(out / "junit.xml");
-    EXPECT_NE(junit.find("<failure"), std::string::npos);
-    EXPECT_NE(junit.find(victim), std::string::npos);
+  }
+  ASSERT_TRUE(deleted) << "pod " << victim << " never ran";
+  CommandResult r = harness.get();
+  EXPECT_EQ(r.exit_code, 1) << "an unexpected delete is an unexpected verdict\n" << r.output;
+  expect_valid_reports(out);
+  json::value report = json::parse(slurp(out / "report.json"));
+  EXPECT_EQ(report.at("verdict").as_string(), "fail");
+  json::object check = check_named(report, "no-unexpected-deletes");
+  EXPECT_EQ(check.at("status").as_string(), "violated");
+  EXPECT_EQ(check.at("count").to_number<std::int64_t>(), 1);
+  EXPECT_NE(json::serialize(check.at("evidence")).find("faultline/" + victim), std::string::npos)
+      << json::serialize(check);
+  EXPECT_EQ(check_named(report, "pods-bound").at("status").as_string(), "passed");
+  std::string junit = slurp(out / "junit.xml");
+  EXPECT_NE(junit.find("<failure"), std::string::npos);
+  EXPECT_NE(junit.find(victim), std::string::npos);
 }
 
 }  // namespace

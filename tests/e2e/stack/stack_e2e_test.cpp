@@ -63,9 +63,8 @@ class StackE2E : public testing::TestWithParam<StackVariant> {
     run_dir_ = tmpl;
     // --timeout 300: YuniKorn's REST port is fixed (9080), so `up` waits for any other YuniKorn
     // stack on this machine to go down first.
-    std::string command = stack_script() + " up --scheduler " + GetParam().scheduler +
-                          " --run-dir " + shell_quote(run_dir_.string()) + " --nodes " +
-                          std::to_string(kNodes) + " --timeout 300";
+    std::string command = stack_script() + " up --scheduler " + GetParam().scheduler + " --run-dir " +
+                          shell_quote(run_dir_.string()) + " --nodes " + std::to_string(kNodes) + " --timeout 300";
     command += GetParam().through_proxy ? " --proxy-bin " + shell_quote(proxy_bin_) : " --no-proxy";
     started_ = true;
     const auto up = run_command(command);
@@ -74,8 +73,7 @@ class StackE2E : public testing::TestWithParam<StackVariant> {
     ASSERT_FALSE(env_["FAULTLINE_ADMIN_KUBECONFIG"].empty()) << "no env written:\n" << up.output;
     ASSERT_EQ(env_["FAULTLINE_SCHEDULER"], GetParam().scheduler);
     // The name pods ask for: kube-scheduler's profile is default-scheduler.
-    ASSERT_EQ(env_["FAULTLINE_SCHEDULER_NAME"],
-              GetParam().scheduler == "yunikorn" ? "yunikorn" : "default-scheduler");
+    ASSERT_EQ(env_["FAULTLINE_SCHEDULER_NAME"], GetParam().scheduler == "yunikorn" ? "yunikorn" : "default-scheduler");
   }
 
   void TearDown() override {
@@ -94,9 +92,7 @@ class StackE2E : public testing::TestWithParam<StackVariant> {
     }
   }
 
-  CommandResult kubectl(const std::string& args) {
-    return run_command(admin_kubectl_command(env_, args));
-  }
+  CommandResult kubectl(const std::string& args) { return run_command(admin_kubectl_command(env_, args)); }
 
   json::value kubectl_json(const std::string& args) {
     const auto result = kubectl(args + " -o json");
@@ -183,21 +179,18 @@ TEST_P(StackE2E, KwokNodesReadyAndPodScheduledAndRunning) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  const auto elapsed_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - created_at).count();
-  ASSERT_FALSE(node_name.empty()) << "pod not bound after " << elapsed_ms << " ms:\n"
-                                  << json::serialize(pod);
-  ASSERT_EQ(phase, "Running") << "pod bound to " << node_name << " but not Running after "
-                              << elapsed_ms << " ms";
+  const auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - created_at).count();
+  ASSERT_FALSE(node_name.empty()) << "pod not bound after " << elapsed_ms << " ms:\n" << json::serialize(pod);
+  ASSERT_EQ(phase, "Running") << "pod bound to " << node_name << " but not Running after " << elapsed_ms << " ms";
   EXPECT_EQ(node_name.rfind("kwok-node-", 0), 0u) << node_name;
-  std::cout << "pod " << pod_name << " bound to " << node_name << " and Running in " << elapsed_ms
-            << " ms (" << GetParam().scheduler << ")\n";
+  std::cout << "pod " << pod_name << " bound to " << node_name << " and Running in " << elapsed_ms << " ms ("
+            << GetParam().scheduler << ")\n";
   const std::string pod_uid(pod.at("metadata").at("uid").as_string());
 
   // 3. YuniKorn's own view: an allocation for this pod, in root.default, on the same node.
   if (GetParam().scheduler == "yunikorn") {
     const auto apps = run_command("curl -sf " + env_["FAULTLINE_YUNIKORN_URL"] +
-                          "/ws/v1/partition/default/queue/root.default/applications");
+                                  "/ws/v1/partition/default/queue/root.default/applications");
     ASSERT_EQ(apps.exit_code, 0) << apps.output;
     bool found = false;
     const json::value applications = json::parse(apps.output);
@@ -215,8 +208,7 @@ TEST_P(StackE2E, KwokNodesReadyAndPodScheduledAndRunning) {
         }
       }
     }
-    EXPECT_TRUE(found) << "no YuniKorn allocation with key " << pod_uid
-                       << " in root.default:\n" << apps.output;
+    EXPECT_TRUE(found) << "no YuniKorn allocation with key " << pod_uid << " in root.default:\n" << apps.output;
   }
 
   // 4. Through the proxy, the bind crossed faultline-proxy: its audit (admin API, which is
@@ -234,16 +226,13 @@ TEST_P(StackE2E, KwokNodesReadyAndPodScheduledAndRunning) {
       last_body = audit.output;
       bind_seen = audit_has_binding(audit.output, pod_name);
     }
-    EXPECT_TRUE(bind_seen) << "the scheduler's binding of " << pod_name
-                           << " is not in the proxy audit:\n" << last_body;
+    EXPECT_TRUE(bind_seen) << "the scheduler's binding of " << pod_name << " is not in the proxy audit:\n" << last_body;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, StackE2E,
-                         testing::Values(StackVariant{"yunikorn", false},
-                                         StackVariant{"kube-scheduler", false},
-                                         StackVariant{"yunikorn", true},
-                                         StackVariant{"kube-scheduler", true}),
+                         testing::Values(StackVariant{"yunikorn", false}, StackVariant{"kube-scheduler", false},
+                                         StackVariant{"yunikorn", true}, StackVariant{"kube-scheduler", true}),
                          variant_name);
 
 }  // namespace

@@ -38,8 +38,8 @@ class ApiserverCompat : public ::testing::Test {
   std::string make_namespace() {
     static int created = 0;
     std::string name = "faults-" + std::to_string(::getpid()) + "-" + std::to_string(++created);
-    run(client->create("/api/v1/namespaces", json::object{{"apiVersion", "v1"}, {"kind", "Namespace"},
-                                                          {"metadata", {{"name", name}}}}));
+    run(client->create("/api/v1/namespaces",
+                       json::object{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}}));
     return name;
   }
 
@@ -54,12 +54,16 @@ class ApiserverCompat : public ::testing::Test {
 };
 
 json::value pod(const std::string& name) {
-  return json::object{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}}},
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "Pod"},
+                      {"metadata", {{"name", name}}},
                       {"spec", {{"containers", json::array{json::object{{"name", "c"}, {"image", "busybox"}}}}}}};
 }
 
 std::string binding(const std::string& pod_name, const std::string& node) {
-  return json::serialize(json::object{{"apiVersion", "v1"}, {"kind", "Binding"}, {"metadata", {{"name", pod_name}}},
+  return json::serialize(json::object{{"apiVersion", "v1"},
+                                      {"kind", "Binding"},
+                                      {"metadata", {{"name", pod_name}}},
                                       {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}}}});
 }
 
@@ -92,9 +96,13 @@ TEST_F(ApiserverCompat, ConflictOnASecondBindHasTheStatusLayoutWeRender) {
 }
 
 json::value event(const std::string& ns, const std::string& name) {
-  return json::object{{"apiVersion", "v1"}, {"kind", "Event"}, {"metadata", {{"name", name}}},
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "Event"},
+                      {"metadata", {{"name", name}}},
                       {"involvedObject", {{"kind", "Pod"}, {"name", "p"}, {"namespace", ns}}},
-                      {"reason", "Test"}, {"message", "m"}, {"type", "Normal"}};
+                      {"reason", "Test"},
+                      {"message", "m"},
+                      {"type", "Normal"}};
 }
 
 std::string resource_version(const json::value& object) {
@@ -109,9 +117,9 @@ TEST_F(ApiserverCompat, WatchGoneEventIsTheApiserversExpiredEvent) {
   std::string new_version = resource_version(run(client->create(events, event(ns, "third"))));
   // Core events have no watch cache, so a watch from a revision etcd has compacted away gets the
   // 410 ERROR event from the storage layer, as client-go's reflectors meet it in real clusters.
-  harness::PlainResponse compacted = run(harness::http_call(
-      "POST", stack_env->stack.vars().at("FAULTLINE_ETCD_URL") + "/v3/kv/compaction",
-      R"({"revision":")" + new_version + R"(","physical":true})", "application/json"));
+  harness::PlainResponse compacted =
+      run(harness::http_call("POST", stack_env->stack.vars().at("FAULTLINE_ETCD_URL") + "/v3/kv/compaction",
+                             R"({"revision":")" + new_version + R"(","physical":true})", "application/json"));
   ASSERT_EQ(compacted.status, 200) << compacted.body;
 
   harness::HttpResult real =

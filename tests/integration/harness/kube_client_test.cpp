@@ -2,8 +2,8 @@
 // (etcd, kube-apiserver, kwok), started once for this test program in a temporary run dir.
 #include "faultline/harness/kube_client.hpp"
 
-#include <boost/algorithm/string/case_conv.hpp>
 #include <gtest/gtest.h>
+#include <boost/algorithm/string/case_conv.hpp>
 
 #include <boost/json.hpp>
 
@@ -20,162 +20,164 @@ using std::chrono::seconds;
 testing::LocalStackEnvironment* g_api = nullptr;
 
 class KubeClientTest : public ::testing::Test {
-protected:
-    void SetUp() override {
-        ASSERT_TRUE(g_api->stack.started()) << "the local stack did not start:\n" << g_api->stack.log();
-        client = make_client(KubeClientOptions{});
-        ns = boost::algorithm::to_lower_copy("kube-client-" +
-                                             std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-        run(client->create("/api/v1/namespaces", json::object{{"apiVersion", "v1"}, {"kind", "Namespace"},
-                                                               {"metadata", {{"name", ns}}}}));
-    }
-    std::unique_ptr<KubeClient> make_client(KubeClientOptions o) {
-        o.cluster = net::load_kubeconfig(g_api->stack.var("FAULTLINE_ADMIN_KUBECONFIG"));
-        return std::make_unique<KubeClient>(ioc.get_executor(), o);
-    }
-    template <class T>
-    T run(asio::awaitable<T> task) {
-        return run_blocking(ioc, std::move(task));
-    }
-    json::value config_map(const std::string& name, const std::string& label = "x") {
-        return json::object{{"apiVersion", "v1"}, {"kind", "ConfigMap"},
-                            {"metadata", {{"name", name}, {"labels", {{"group", label}}}}},
-                            {"data", {{"k", "v"}}}};
-    }
-    std::string collection() const { return "/api/v1/namespaces/" + ns + "/configmaps"; }
-    asio::io_context ioc;
-    std::unique_ptr<KubeClient> client;
-    std::string ns;
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(g_api->stack.started()) << "the local stack did not start:\n" << g_api->stack.log();
+    client = make_client(KubeClientOptions{});
+    ns = boost::algorithm::to_lower_copy("kube-client-" +
+                                         std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    run(client->create("/api/v1/namespaces",
+                       json::object{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}}));
+  }
+  std::unique_ptr<KubeClient> make_client(KubeClientOptions o) {
+    o.cluster = net::load_kubeconfig(g_api->stack.var("FAULTLINE_ADMIN_KUBECONFIG"));
+    return std::make_unique<KubeClient>(ioc.get_executor(), o);
+  }
+  template <class T>
+  T run(asio::awaitable<T> task) {
+    return run_blocking(ioc, std::move(task));
+  }
+  json::value config_map(const std::string& name, const std::string& label = "x") {
+    return json::object{{"apiVersion", "v1"},
+                        {"kind", "ConfigMap"},
+                        {"metadata", {{"name", name}, {"labels", {{"group", label}}}}},
+                        {"data", {{"k", "v"}}}};
+  }
+  std::string collection() const { return "/api/v1/namespaces/" + ns + "/configmaps"; }
+  asio::io_context ioc;
+  std::unique_ptr<KubeClient> client;
+  std::string ns;
 };
 
 TEST_F(KubeClientTest, CreateGetPatchDelete) {
-    json::value created = run(client->create(collection(), config_map("one")));
-    EXPECT_EQ(created.at("metadata").at("name").as_string(), "one");
-    auto got = run(client->get(collection() + "/one"));
-    ASSERT_TRUE(got);
-    EXPECT_EQ(got->at("data").at("k").as_string(), "v");
-    json::value patched = run(client->patch(collection() + "/one", json::object{{"data", {{"k", "w"}}}}));
-    EXPECT_EQ(patched.at("data").at("k").as_string(), "w");
-    EXPECT_TRUE(run(client->remove(collection() + "/one")));
-    EXPECT_FALSE(run(client->remove(collection() + "/one")));
-    EXPECT_FALSE(run(client->get(collection() + "/one")));
+  json::value created = run(client->create(collection(), config_map("one")));
+  EXPECT_EQ(created.at("metadata").at("name").as_string(), "one");
+  auto got = run(client->get(collection() + "/one"));
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->at("data").at("k").as_string(), "v");
+  json::value patched = run(client->patch(collection() + "/one", json::object{{"data", {{"k", "w"}}}}));
+  EXPECT_EQ(patched.at("data").at("k").as_string(), "w");
+  EXPECT_TRUE(run(client->remove(collection() + "/one")));
+  EXPECT_FALSE(run(client->remove(collection() + "/one")));
+  EXPECT_FALSE(run(client->get(collection() + "/one")));
 }
 
 TEST_F(KubeClientTest, CreatingTwiceIsAnApiErrorWithTheReason) {
+  run(client->create(collection(), config_map("dup")));
+  try {
     run(client->create(collection(), config_map("dup")));
-    try {
-        run(client->create(collection(), config_map("dup")));
-        FAIL() << "the second create must fail";
-    } catch (const ApiError& e) {
-        EXPECT_EQ(e.status, 409);
-        EXPECT_EQ(e.reason, "AlreadyExists");
-    }
+    FAIL() << "the second create must fail";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 409);
+    EXPECT_EQ(e.reason, "AlreadyExists");
+  }
 }
 
 TEST_F(KubeClientTest, ListFollowsContinueTokensAcrossPages) {
-    for (int i = 0; i < 25; ++i) {
-        run(client->create(collection(), config_map("cm-" + std::to_string(i), i % 5 == 0 ? "five" : "x")));
-    }
-    ListResult all = run(client->list(collection(), {}, 10));
-    EXPECT_EQ(all.items.size(), 25u);  // three pages of at most 10
-    EXPECT_FALSE(all.resource_version.empty());
-    EXPECT_EQ(run(client->list(collection(), "group=five", 2)).items.size(), 5u);
-    // A set-based selector: spaces, parentheses and commas in the query go through encoded.
-    EXPECT_EQ(run(client->list(collection(), "group in (five, other)", 2)).items.size(), 5u);
+  for (int i = 0; i < 25; ++i) {
+    run(client->create(collection(), config_map("cm-" + std::to_string(i), i % 5 == 0 ? "five" : "x")));
+  }
+  ListResult all = run(client->list(collection(), {}, 10));
+  EXPECT_EQ(all.items.size(), 25u);  // three pages of at most 10
+  EXPECT_FALSE(all.resource_version.empty());
+  EXPECT_EQ(run(client->list(collection(), "group=five", 2)).items.size(), 5u);
+  // A set-based selector: spaces, parentheses and commas in the query go through encoded.
+  EXPECT_EQ(run(client->list(collection(), "group in (five, other)", 2)).items.size(), 5u);
 }
 
 TEST_F(KubeClientTest, WatchDeliversEventsAndStopsWhenCancelled) {
-    ListResult start = run(client->list(collection()));
-    std::vector<std::string> seen;
-    auto on_event = [&](const WatchEvent& ev) {
-        if (ev.type != "BOOKMARK") seen.push_back(ev.type + " " + std::string(ev.object.at("metadata").at("name").as_string()));
-    };
-    asio::cancellation_signal stop;
-    std::optional<WatchEnd> end;
-    std::string failure;
-    asio::co_spawn(ioc, client->watch(collection(), start.resource_version, on_event),
-                   asio::bind_cancellation_slot(stop.slot(), [&](std::exception_ptr e, WatchEnd how) {
-                       end = how;
-                       if (!e) return;
-                       try {
-                           std::rethrow_exception(e);
-                       } catch (const std::exception& x) {
-                           failure = x.what();
-                       }
-                   }));
-    run([&]() -> asio::awaitable<void> {
-        co_await client->create(collection(), config_map("watched"));
-        co_await client->remove(collection() + "/watched");
-        for (int i = 0; i < 100 && seen.size() < 2; ++i) co_await sleep_for(milliseconds(100));
-        // The watch is now waiting in a read of the stream: cancelling must end it.
-        stop.emit(asio::cancellation_type::terminal);
-        for (int i = 0; i < 300 && !end; ++i) co_await sleep_for(milliseconds(100));
-    }());
-    ASSERT_TRUE(end.has_value()) << "the watch did not end within 30 s of being cancelled";
-    EXPECT_EQ(failure, "") << "a cancelled watch returns, it does not throw";
-    EXPECT_EQ(*end, WatchEnd::stopped);
-    EXPECT_TRUE(client->retries().empty()) << "a stop is not a dropped stream to retry";
-    ASSERT_EQ(seen.size(), 2u);
-    EXPECT_EQ(seen[0], "ADDED watched");
-    EXPECT_EQ(seen[1], "DELETED watched");
+  ListResult start = run(client->list(collection()));
+  std::vector<std::string> seen;
+  auto on_event = [&](const WatchEvent& ev) {
+    if (ev.type != "BOOKMARK")
+      seen.push_back(ev.type + " " + std::string(ev.object.at("metadata").at("name").as_string()));
+  };
+  asio::cancellation_signal stop;
+  std::optional<WatchEnd> end;
+  std::string failure;
+  asio::co_spawn(ioc, client->watch(collection(), start.resource_version, on_event),
+                 asio::bind_cancellation_slot(stop.slot(), [&](std::exception_ptr e, WatchEnd how) {
+                   end = how;
+                   if (!e) return;
+                   try {
+                     std::rethrow_exception(e);
+                   } catch (const std::exception& x) {
+                     failure = x.what();
+                   }
+                 }));
+  run([&]() -> asio::awaitable<void> {
+    co_await client->create(collection(), config_map("watched"));
+    co_await client->remove(collection() + "/watched");
+    for (int i = 0; i < 100 && seen.size() < 2; ++i) co_await sleep_for(milliseconds(100));
+    // The watch is now waiting in a read of the stream: cancelling must end it.
+    stop.emit(asio::cancellation_type::terminal);
+    for (int i = 0; i < 300 && !end; ++i) co_await sleep_for(milliseconds(100));
+  }());
+  ASSERT_TRUE(end.has_value()) << "the watch did not end within 30 s of being cancelled";
+  EXPECT_EQ(failure, "") << "a cancelled watch returns, it does not throw";
+  EXPECT_EQ(*end, WatchEnd::stopped);
+  EXPECT_TRUE(client->retries().empty()) << "a stop is not a dropped stream to retry";
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0], "ADDED watched");
+  EXPECT_EQ(seen[1], "DELETED watched");
 }
 
 TEST_F(KubeClientTest, RequestTimeoutEndsAnEndlessAnswer) {
-    KubeClientOptions o;
-    o.request_timeout = seconds(2);
-    o.retry.max_attempts = 1;
-    auto impatient = make_client(o);
-    // A watch through request(): the apiserver answers at once and then streams for many minutes,
-    // so reading the whole answer can only end by the request timeout.
-    const std::string endless = with_query(collection(), {{"watch", "1"}});
-    asio::cancellation_signal give_up;
-    std::optional<std::string> outcome;
-    asio::co_spawn(ioc, impatient->request("GET", endless),
-                   asio::bind_cancellation_slot(give_up.slot(), [&](std::exception_ptr e, HttpResult res) {
-                       if (!e) {
-                           outcome = "HTTP " + std::to_string(res.status);
-                           return;
-                       }
-                       try {
-                           std::rethrow_exception(e);
-                       } catch (const TransportError& t) {
-                           outcome = std::string("TransportError: ") + t.what();
-                       } catch (const std::exception& other) {
-                           outcome = std::string("other exception: ") + other.what();
-                       }
-                   }));
-    run([&]() -> asio::awaitable<void> {
-        for (int i = 0; i < 300 && !outcome; ++i) co_await sleep_for(milliseconds(100));
-        if (!outcome) give_up.emit(asio::cancellation_type::terminal);
-    }());
-    ASSERT_TRUE(outcome.has_value()) << "the request was still waiting 30 s later (its timeout is 2 s)";
-    EXPECT_TRUE(outcome->starts_with("TransportError: ")) << *outcome;
-    EXPECT_NE(outcome->find("timeout"), std::string::npos) << *outcome;
+  KubeClientOptions o;
+  o.request_timeout = seconds(2);
+  o.retry.max_attempts = 1;
+  auto impatient = make_client(o);
+  // A watch through request(): the apiserver answers at once and then streams for many minutes,
+  // so reading the whole answer can only end by the request timeout.
+  const std::string endless = with_query(collection(), {{"watch", "1"}});
+  asio::cancellation_signal give_up;
+  std::optional<std::string> outcome;
+  asio::co_spawn(ioc, impatient->request("GET", endless),
+                 asio::bind_cancellation_slot(give_up.slot(), [&](std::exception_ptr e, HttpResult res) {
+                   if (!e) {
+                     outcome = "HTTP " + std::to_string(res.status);
+                     return;
+                   }
+                   try {
+                     std::rethrow_exception(e);
+                   } catch (const TransportError& t) {
+                     outcome = std::string("TransportError: ") + t.what();
+                   } catch (const std::exception& other) {
+                     outcome = std::string("other exception: ") + other.what();
+                   }
+                 }));
+  run([&]() -> asio::awaitable<void> {
+    for (int i = 0; i < 300 && !outcome; ++i) co_await sleep_for(milliseconds(100));
+    if (!outcome) give_up.emit(asio::cancellation_type::terminal);
+  }());
+  ASSERT_TRUE(outcome.has_value()) << "the request was still waiting 30 s later (its timeout is 2 s)";
+  EXPECT_TRUE(outcome->starts_with("TransportError: ")) << *outcome;
+  EXPECT_NE(outcome->find("timeout"), std::string::npos) << *outcome;
 }
 
 TEST_F(KubeClientTest, ConcurrentCallsShareThePool) {
-    int ok = 0;
-    auto creator = [&](int t) -> asio::awaitable<void> {
-        for (int i = 0; i < 10; ++i) {
-            co_await client->create(collection(), config_map("c-" + std::to_string(t) + "-" + std::to_string(i)));
-            ++ok;
-        }
-    };
-    std::vector<asio::awaitable<void>> creators;
-    for (int t = 0; t < 8; ++t) creators.push_back(creator(t));
-    run(all_of(std::move(creators)));
-    EXPECT_EQ(ok, 80);
-    EXPECT_EQ(run(client->list(collection())).items.size(), 80u);
-    EXPECT_TRUE(client->retries().empty());  // nothing transient against a healthy apiserver
+  int ok = 0;
+  auto creator = [&](int t) -> asio::awaitable<void> {
+    for (int i = 0; i < 10; ++i) {
+      co_await client->create(collection(), config_map("c-" + std::to_string(t) + "-" + std::to_string(i)));
+      ++ok;
+    }
+  };
+  std::vector<asio::awaitable<void>> creators;
+  for (int t = 0; t < 8; ++t) creators.push_back(creator(t));
+  run(all_of(std::move(creators)));
+  EXPECT_EQ(ok, 80);
+  EXPECT_EQ(run(client->list(collection())).items.size(), 80u);
+  EXPECT_TRUE(client->retries().empty());  // nothing transient against a healthy apiserver
 }
 
 }  // namespace
 }  // namespace faultline::harness
 
 int main(int argc, char** argv) {
-    ::testing::InitGoogleTest(&argc, argv);
-    faultline::harness::g_api =
-        new faultline::testing::LocalStackEnvironment("faultline-kube-client", "--no-scheduler --nodes 0");
-    ::testing::AddGlobalTestEnvironment(faultline::harness::g_api);
-    return RUN_ALL_TESTS();
+  ::testing::InitGoogleTest(&argc, argv);
+  faultline::harness::g_api =
+      new faultline::testing::LocalStackEnvironment("faultline-kube-client", "--no-scheduler --nodes 0");
+  ::testing::AddGlobalTestEnvironment(faultline::harness::g_api);
+  return RUN_ALL_TESTS();
 }

@@ -118,9 +118,19 @@ std::string log_of_proxy_with_admin(const fs::path& dir, const net::CertifiedKey
   const fs::path log = dir / "admin-proxy.log";
   std::error_code ec;
   fs::remove(ready, ec);
-  std::vector<std::string> args = {proxy_binary().string(), "--listen", "127.0.0.1:0", "--admin", admin,
-                                   "--ready-file", ready.string(), "--ca-cert", (dir / "ca.crt").string(),
-                                   "--ca-key", (dir / "ca.key").string(), "--upstream", upstream,
+  std::vector<std::string> args = {proxy_binary().string(),
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--admin",
+                                   admin,
+                                   "--ready-file",
+                                   ready.string(),
+                                   "--ca-cert",
+                                   (dir / "ca.crt").string(),
+                                   "--ca-key",
+                                   (dir / "ca.key").string(),
+                                   "--upstream",
+                                   upstream,
                                    "--upstream-insecure"};
   args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
@@ -148,7 +158,8 @@ std::string log_of_proxy_with_admin(const fs::path& dir, const net::CertifiedKey
     ::waitpid(pid, &status, 0);
   }
   const std::string text = slurp(log);
-  if (exited || !fs::exists(ready)) throw std::runtime_error("faultline-proxy --admin " + admin + " did not start:\n" + text);
+  if (exited || !fs::exists(ready))
+    throw std::runtime_error("faultline-proxy --admin " + admin + " did not start:\n" + text);
   return text;
 }
 
@@ -182,8 +193,7 @@ TEST_F(ProxyHardening, AdminApiBeyondLoopbackWithATokenOrOnLoopbackIsNoWarning) 
 // allows), and percent-encoded bytes that decode to no UTF-8 either.
 const std::string kBadAgent = "kubectl/\xff\xfe (\xc3\x28) \xe2\x82";
 const std::vector<std::string> kBadTargets = {
-    "/api/v1/namespaces/caf\xe9/pods/\xf0\x9f\x98",
-    "/api/v1/namespaces/%FF%FE/configmaps/%C3%28?labelSelector=%E2%82",
+    "/api/v1/namespaces/caf\xe9/pods/\xf0\x9f\x98", "/api/v1/namespaces/%FF%FE/configmaps/%C3%28?labelSelector=%E2%82",
     "/api/v1/%FFpods%C3",  // a resource, so a label of the request metrics
 };
 
@@ -202,7 +212,8 @@ TEST_F(ProxyHardening, AuditLinesAreValidJsonWhateverBytesTheClientSent) {
   {
     TlsClient client(proxy->port(), ca.cert_pem, 60s);
     for (const auto& target : kBadTargets) {
-      const std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: " + kBadAgent + "\r\n\r\n";
+      const std::string request =
+          "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: " + kBadAgent + "\r\n\r\n";
       asio::write(client.stream, asio::buffer(request));
       http::response<http::string_body> res;
       http::read(client.stream, client.buffer, res);

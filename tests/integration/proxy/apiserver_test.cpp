@@ -1,8 +1,8 @@
 // faultline-proxy in front of the REAL kube-apiserver of the local stack: transparent relaying
 // (kubectl, watches, byte equality) and every fault action observed from the client side.
-#include <thread>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <thread>
 
 #include <boost/json.hpp>
 
@@ -37,7 +37,8 @@ TEST_F(ProxyTest, KubectlApplyGetListDeleteThroughTheProxy) {
   EXPECT_THAT(kubectl_direct("-n " + ns_ + " get configmaps -o name"), HasSubstr("configmap/applied"));
   EXPECT_THAT(kubectl_proxied("-n " + ns_ + " get configmaps -o name"), HasSubstr("configmap/applied"));
   EXPECT_THAT(kubectl_proxied("-n " + ns_ + " delete configmap applied"), HasSubstr("deleted"));
-  CommandResult gone = run_command(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " -n " + ns_ + " get configmap applied");
+  CommandResult gone =
+      run_command(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " -n " + ns_ + " get configmap applied");
   EXPECT_NE(gone.exit_code, 0);
   EXPECT_THAT(gone.output, HasSubstr("NotFound"));
 }
@@ -47,8 +48,8 @@ TEST_F(ProxyTest, KubectlWatchSeesEventsThroughTheProxy) {
   std::mutex mutex;
   std::string seen;
   std::thread watcher([&] {
-    std::string cmd = "timeout 30 " + kubectl_cmd(env->proxy->kubeconfig().string()) + " -n " + ns_ +
-                      " get configmaps -w -o name";
+    std::string cmd =
+        "timeout 30 " + kubectl_cmd(env->proxy->kubeconfig().string()) + " -n " + ns_ + " get configmaps -w -o name";
     FILE* pipe = ::popen(cmd.c_str(), "r");
     char line[512];
     while (std::fgets(line, sizeof line, pipe) != nullptr) {
@@ -89,8 +90,9 @@ TEST_F(ProxyTest, ResponsesEqualDirectOnesByteForByte) {
   for (int i = 0; i < 50; ++i) create_configmap("cm-" + std::to_string(i));
   auto via = proxied();
   auto to = direct();
-  for (const std::string& target : std::vector<std::string>{cm_path("cm-7"), cm_path(), cm_path() + "?limit=5", std::string("/openapi/v2"),
-                                   std::string("/api/v1/namespaces/" + ns_ + "/configmaps/missing")}) {
+  for (const std::string& target :
+       std::vector<std::string>{cm_path("cm-7"), cm_path(), cm_path() + "?limit=5", std::string("/openapi/v2"),
+                                std::string("/api/v1/namespaces/" + ns_ + "/configmaps/missing")}) {
     Reply a = to.request(http::verb::get, target, {}, {{"Accept", "application/json"}});
     Reply b = via.request(http::verb::get, target, {}, {{"Accept", "application/json"}});
     ASSERT_FALSE(a.error) << a.error.message();
@@ -230,7 +232,7 @@ TEST_F(ProxyTest, WatchGoneSendsA410ErrorEventAndEndsTheStream) {
   create_configmap("a");
   arm("  - {name: expire, match: {" + match_ns() + "}, action: {type: watch-gone, afterEvents: 1}}\n");
   auto client = proxied();
-  Reply r = client.request(http::verb::get, cm_path() + "?watch=1",  {}, {{"Accept", "application/json"}});
+  Reply r = client.request(http::verb::get, cm_path() + "?watch=1", {}, {{"Accept", "application/json"}});
   ASSERT_FALSE(r.error) << r.error.message();
   auto events = events_of(r.body);
   ASSERT_EQ(events.size(), 2u) << r.body;
@@ -264,13 +266,12 @@ TEST_F(ProxyTest, WatchInjectSendsADeletedForALiveObjectEvenWhenProtobufWasAsked
   arm("  - {name: ghost, match: {" + match_ns() + "}, action: {type: watch-inject, event: DELETED, afterEvents: 1}}\n");
   auto client = proxied();
   std::string seen;
-  Reply r = client.stream(
-      http::verb::get, cm_path() + "?watch=1",
-      [&](std::string_view piece) {
-        seen.append(piece);
-        return seen.find("DELETED") == std::string::npos || seen.back() != '\n';
-      },
-      {}, {{"Accept", "application/vnd.kubernetes.protobuf;stream=watch, application/json"}});
+  Reply r = client.stream(http::verb::get, cm_path() + "?watch=1",
+                          [&](std::string_view piece) {
+                            seen.append(piece);
+                            return seen.find("DELETED") == std::string::npos || seen.back() != '\n';
+                          },
+                          {}, {{"Accept", "application/vnd.kubernetes.protobuf;stream=watch, application/json"}});
   EXPECT_EQ(r.status, 200);
   EXPECT_THAT(r.header("content-type"), HasSubstr("application/json"));
   auto events = events_of(seen);
@@ -301,7 +302,8 @@ TEST_F(ProxyTest, WatchDropHidesEvents) {
 
 TEST_F(ProxyTest, BadScenarioIsRejectedAndTheRunningOneStays) {
   arm("  - {name: keep-me, match: {" + match_ns() + "}, action: {type: reset}}\n");
-  AdminReply bad = admin("PUT", "/v1/scenario", "apiVersion: faultline/v1\nkind: Scenario\nfaults:\n  - {name: x, action: {type: explode}}\n");
+  AdminReply bad = admin("PUT", "/v1/scenario",
+                         "apiVersion: faultline/v1\nkind: Scenario\nfaults:\n  - {name: x, action: {type: explode}}\n");
   EXPECT_EQ(bad.code, 400);
   EXPECT_THAT(bad.body, HasSubstr("explode"));
   AdminReply current = admin("GET", "/v1/scenario");

@@ -26,7 +26,8 @@ class H2Test : public ProxyTest {
   CommandResult curl_h2(const std::string& args, const std::string& listen = {}) {
     (void)listen;
     // The User-Agent of the direct client: kube-apiserver pretty-prints JSON for curl's own.
-    return run_command("curl -sS --http2 -A faultline-proxy-integration-test --cacert " + shell_quote(env->var("FAULTLINE_CA_CERT")) + " " + args);
+    return run_command("curl -sS --http2 -A faultline-proxy-integration-test --cacert " +
+                       shell_quote(env->var("FAULTLINE_CA_CERT")) + " " + args);
   }
 
   // nghttp (nghttp2's client): every URL as one stream of ONE connection; -v prints the frames.
@@ -44,8 +45,9 @@ class H2Test : public ProxyTest {
     for (std::string line; std::getline(in, line);) {
       std::smatch m;
       if (std::regex_search(line, m, headers)) current = std::stoi(m[1]);
-      if (current && line.find(":path: " + path) != std::string::npos && line.find(":path: " + path + "?") == std::string::npos &&
-          line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0) {
+      if (current && line.find(":path: " + path) != std::string::npos &&
+          line.find(":path: " + path + "?") == std::string::npos && line.size() >= path.size() &&
+          line.compare(line.size() - path.size(), path.size(), path) == 0) {
         return current;
       }
     }
@@ -59,8 +61,7 @@ class H2Test : public ProxyTest {
   }
   // The error code of the RST_STREAM nghttp received on `stream` ("" when none).
   static std::string reset_of(const std::string& out, int stream) {
-    std::regex rst("recv RST_STREAM frame <[^>]*stream_id=" + std::to_string(stream) +
-                   ">\\s*\\(error_code=([A-Z_]+)");
+    std::regex rst("recv RST_STREAM frame <[^>]*stream_id=" + std::to_string(stream) + ">\\s*\\(error_code=([A-Z_]+)");
     std::smatch m;
     return std::regex_search(out, m, rst) ? std::string(m[1]) : std::string();
   }
@@ -77,8 +78,8 @@ class H2Test : public ProxyTest {
     return found;
   }
   std::string rule(const std::string& name, const std::string& object, const std::string& action) {
-    return "  - {name: " + name + ", match: {" + match_ns() + ", names: [" + object + "]}, when: {limit: 1}, action: " +
-           action + "}\n";
+    return "  - {name: " + name + ", match: {" + match_ns() + ", names: [" + object +
+           "]}, when: {limit: 1}, action: " + action + "}\n";
   }
 };
 
@@ -130,8 +131,8 @@ TEST_F(H2Test, WatchStreamsOverH2WhileOtherStreamsGoOn) {
 TEST_F(H2Test, Http1OnlyFlagOffersOnlyHttp11) {
   StackProxy h1(env->stack, "proxy-h1only", (env->dir() / "h1only-audit.jsonl").string(), std::nullopt,
                 {"--http1-only"});
-  CommandResult via = curl_h2("-o /dev/null -w '%{http_version} %{http_code}' " +
-                              shell_quote("https://" + h1.listen() + cm_path()));
+  CommandResult via =
+      curl_h2("-o /dev/null -w '%{http_version} %{http_code}' " + shell_quote("https://" + h1.listen() + cm_path()));
   EXPECT_EQ(via.output, "1.1 200");
   CommandResult k = run_command(kubectl_cmd(h1.kubeconfig().string()) + " -n " + ns_ + " get configmaps");
   EXPECT_EQ(k.exit_code, 0) << k.output;
@@ -163,7 +164,8 @@ TEST_F(H2Test, ResetHitsOnlyItsStreamWithRstStreamInternalError) {
 
 TEST_F(H2Test, ResetFailsKubectlWithAStreamError) {
   arm(rule("rst", "victim", "{type: reset}"));
-  CommandResult r = run_command(kubectl_cmd(env->proxy->kubeconfig().string()) + " -n " + ns_ + " get configmap victim");
+  CommandResult r =
+      run_command(kubectl_cmd(env->proxy->kubeconfig().string()) + " -n " + ns_ + " get configmap victim");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("INTERNAL_ERROR")) << r.output;
 }
@@ -203,7 +205,8 @@ TEST_F(H2Test, DelayAnswersLate) {
 }
 
 TEST_F(H2Test, DropResponseCreatesUpstreamAndResetsTheStream) {
-  arm("  - {name: lost, match: {" + match_ns() + ", verbs: [create]}, when: {limit: 1}, action: {type: drop-response}}\n");
+  arm("  - {name: lost, match: {" + match_ns() +
+      ", verbs: [create]}, when: {limit: 1}, action: {type: drop-response}}\n");
   std::string body = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"dropped\"}}";
   CommandResult r = curl_h2("-X POST -H 'Content-Type: application/json' --data-binary " + shell_quote(body) + " " +
                             shell_quote(proxy_url(cm_path())));

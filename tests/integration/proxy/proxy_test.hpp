@@ -2,9 +2,9 @@
 // The fixture of the tests against the real kube-apiserver (apiserver_test.cpp, h2_test.cpp: one
 // program, one local stack): kubectl direct and through the proxy, the admin API, scenarios.
 
-#include <boost/algorithm/string/case_conv.hpp>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <boost/algorithm/string/case_conv.hpp>
 
 #include <boost/json.hpp>
 
@@ -35,7 +35,8 @@ class ProxyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(env->ready()) << env->why_not_ready();
-    ns_ = boost::algorithm::to_lower_copy("it-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    ns_ = boost::algorithm::to_lower_copy("it-" +
+                                          std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     ns_ = ns_.substr(0, 60);
     kubectl_direct("create namespace " + ns_);
   }
@@ -97,7 +98,8 @@ class ProxyTest : public ::testing::Test {
 
   // Loads a scenario with the given rules (YAML list items) and arms it.
   void arm(const std::string& rules) {
-    std::string yaml = "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: " + ns_ + "}\nseed: 7\nfaults:\n" + rules;
+    std::string yaml =
+        "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: " + ns_ + "}\nseed: 7\nfaults:\n" + rules;
     AdminReply put = admin("PUT", "/v1/scenario", yaml);
     ASSERT_EQ(put.code, 200) << put.body;
     AdminReply armed = admin("POST", "/v1/arm");

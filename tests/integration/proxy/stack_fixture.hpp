@@ -25,14 +25,22 @@ inline fs::path proxy_kubeconfig(const LocalStack& stack, const std::string& nam
 // `audit_log`, debug logging.
 inline std::vector<std::string> stack_proxy_args(const LocalStack& stack, const std::string& name,
                                                  const std::string& audit_log) {
-  return {"--upstream", stack.var("FAULTLINE_APISERVER_URL"),
-          "--upstream-ca", stack.var("FAULTLINE_CA_CERT"),
-          "--upstream-kubeconfig", stack.var("FAULTLINE_ADMIN_KUBECONFIG"),
-          "--ca-cert", stack.var("FAULTLINE_CA_CERT"),
-          "--ca-key", stack.var("FAULTLINE_CA_KEY"),
-          "--write-kubeconfig", proxy_kubeconfig(stack, name).string(),
-          "--audit-log", audit_log,
-          "--log-level", "debug"};
+  return {"--upstream",
+          stack.var("FAULTLINE_APISERVER_URL"),
+          "--upstream-ca",
+          stack.var("FAULTLINE_CA_CERT"),
+          "--upstream-kubeconfig",
+          stack.var("FAULTLINE_ADMIN_KUBECONFIG"),
+          "--ca-cert",
+          stack.var("FAULTLINE_CA_CERT"),
+          "--ca-key",
+          stack.var("FAULTLINE_CA_KEY"),
+          "--write-kubeconfig",
+          proxy_kubeconfig(stack, name).string(),
+          "--audit-log",
+          audit_log,
+          "--log-level",
+          "debug"};
 }
 
 // A faultline-proxy process in front of the stack's apiserver, with its files in the stack's dir:

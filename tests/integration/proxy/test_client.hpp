@@ -81,7 +81,8 @@ class TlsClient {
     if (reply.error) return drop(reply);
     reply.status = parser.get().result_int();
     for (const auto& field : parser.get()) {
-      reply.headers.emplace(boost::algorithm::to_lower_copy(std::string(field.name_string())), std::string(field.value()));
+      reply.headers.emplace(boost::algorithm::to_lower_copy(std::string(field.name_string())),
+                            std::string(field.value()));
     }
     char chunk[64 * 1024];
     while (!parser.is_done()) {

@@ -105,7 +105,8 @@ std::uint64_t rss_kib(pid_t pid) { return testing::proc_status_kib(pid, "VmRSS")
 std::size_t count_lines_with(const std::string& text, const std::string& a, const std::string& b) {
   std::istringstream in(text);
   std::size_t n = 0;
-  for (std::string line; std::getline(in, line);) n += line.find(a) != std::string::npos && line.find(b) != std::string::npos;
+  for (std::string line; std::getline(in, line);)
+    n += line.find(a) != std::string::npos && line.find(b) != std::string::npos;
   return n;
 }
 
@@ -149,7 +150,8 @@ TEST_F(relay_limits, HeaderFieldTooLongForBeastAnswers431AndTheProxyCarriesOn) {
   const std::string value(65534, 'a');
   {
     auto client = connect(*proxy);
-    auto answer = exchange_raw(*client, "GET /bytes?size=16 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: " + value + "\r\n\r\n");
+    auto answer =
+        exchange_raw(*client, "GET /bytes?size=16 HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: " + value + "\r\n\r\n");
     EXPECT_EQ(answer.status(), 431) << answer.error;
   }
   {
@@ -223,7 +225,8 @@ TEST_F(relay_limits, TransferEncodingNotEndingInChunkedAnswers400) {
   EXPECT_TRUE(closed_by_server(*client)) << "the body's length is unknown: the connection must close";
 
   auto other = connect(*proxy);
-  answer = exchange_raw(*other, "POST /headers HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n");
+  answer =
+      exchange_raw(*other, "POST /headers HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked, gzip\r\n\r\n");
   EXPECT_EQ(answer.status(), 400) << answer.error << answer.response.body();
 }
 
@@ -358,8 +361,8 @@ TEST_F(relay_limits, IdleConnectionWavesLeaveMemoryBounded) {
           return after < baseline + kBoundKiB;
         },
         20s);
-    std::cout << "[limits] wave " << wave << ": RSS " << peak << " KiB with " << kWave << " idle connections, "
-              << after << " KiB after they closed\n";
+    std::cout << "[limits] wave " << wave << ": RSS " << peak << " KiB with " << kWave << " idle connections, " << after
+              << " KiB after they closed\n";
     EXPECT_TRUE(bounded) << "wave " << wave << ": RSS " << after << " KiB after the connections closed, baseline "
                          << baseline << " KiB";
   }

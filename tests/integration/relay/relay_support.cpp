@@ -20,8 +20,8 @@ std::unique_ptr<ProxyProcess> start_proxy_process(const fs::path& dir, const net
                                                   const std::vector<std::string>& extra_args, const fs::path& binary) {
   net::write_file(dir / "proxy-ca.crt", ca.cert_pem);
   net::write_file(dir / "proxy-ca.key", ca.key_pem, true);
-  std::vector<std::string> args = {"--ca-cert", (dir / "proxy-ca.crt").string(),
-                                   "--ca-key", (dir / "proxy-ca.key").string()};
+  std::vector<std::string> args = {"--ca-cert", (dir / "proxy-ca.crt").string(), "--ca-key",
+                                   (dir / "proxy-ca.key").string()};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   return std::make_unique<ProxyProcess>(dir, "proxy", args, std::nullopt, binary);
 }

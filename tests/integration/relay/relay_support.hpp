@@ -26,8 +26,8 @@ namespace faultline::relaytest {
 
 namespace fs = std::filesystem;
 
-using testing::ProxyProcess;
 using testing::proxy_binary;
+using testing::ProxyProcess;
 using testing::TempDir;
 
 // faultline-proxy (tests/support/proxy_process.hpp) serving certificates minted from `ca`, written

@@ -140,7 +140,8 @@ void wait_until(Pred pred, std::chrono::seconds limit, const std::string& what) 
 std::size_t count_lines_with(const std::string& text, const std::string& a, const std::string& b) {
   std::istringstream in(text);
   std::size_t n = 0;
-  for (std::string line; std::getline(in, line);) n += line.find(a) != std::string::npos && line.find(b) != std::string::npos;
+  for (std::string line; std::getline(in, line);)
+    n += line.find(a) != std::string::npos && line.find(b) != std::string::npos;
   return n;
 }
 
@@ -200,7 +201,8 @@ TEST_F(relay, HundredMegabyteResponsePassesIntactWithBoundedMemory) {
   EXPECT_EQ(sha.hex(), pattern_sha256(kBigBody));
   std::cout << "[relay] 100 MiB response: proxy peak RSS " << baseline << " KiB before, " << peak << " KiB after\n";
   if (kPeakRssMeasuresTheRelay) {
-    EXPECT_LT(growth(baseline, peak), kMemoryBoundKiB) << "the proxy's peak RSS grew by " << growth(baseline, peak) << " KiB";
+    EXPECT_LT(growth(baseline, peak), kMemoryBoundKiB)
+        << "the proxy's peak RSS grew by " << growth(baseline, peak) << " KiB";
   }
   // The connection is still good for the next request (keep-alive after a streamed body).
   warm_up(client);
@@ -237,7 +239,8 @@ TEST_F(relay, HundredMegabyteRequestPassesIntactWithBoundedMemory) {
   EXPECT_EQ(res.body(), std::to_string(kBigBody) + " " + pattern_sha256(kBigBody));
   std::cout << "[relay] 100 MiB request: proxy peak RSS " << baseline << " KiB before, " << peak << " KiB after\n";
   if (kPeakRssMeasuresTheRelay) {
-    EXPECT_LT(growth(baseline, peak), kMemoryBoundKiB) << "the proxy's peak RSS grew by " << growth(baseline, peak) << " KiB";
+    EXPECT_LT(growth(baseline, peak), kMemoryBoundKiB)
+        << "the proxy's peak RSS grew by " << growth(baseline, peak) << " KiB";
   }
 }
 
@@ -474,7 +477,8 @@ TEST_F(relay, UntrustedUpstreamCertificateAnswers503Status) {
   auto other_ca = net::generate_ca("relay-test-other-ca");
   net::write_file(dir.path() / "other-ca.crt", other_ca.cert_pem);
   std::string upstream_name = "127.0.0.1:" + std::to_string(upstream->port());
-  auto proxy = start_proxy({"--upstream", "https://" + upstream_name, "--upstream-ca", (dir.path() / "other-ca.crt").string()});
+  auto proxy =
+      start_proxy({"--upstream", "https://" + upstream_name, "--upstream-ca", (dir.path() / "other-ca.crt").string()});
   TlsClient client(proxy->port(), proxy_ca.cert_pem, 60s);
   send_get(client, "/api");
   expect_unavailable_status(client, upstream_name, {});
@@ -484,7 +488,8 @@ TEST_F(relay, UntrustedUpstreamCertificateAnswers503Status) {
 
 TEST_F(relay, UnresolvableUpstreamAnswers503Status) {
   std::string upstream_name = "faultline-relay-test.invalid:6443";
-  auto proxy = start_proxy({"--upstream", "https://" + upstream_name, "--upstream-ca", (dir.path() / "upstream-ca.crt").string()});
+  auto proxy = start_proxy(
+      {"--upstream", "https://" + upstream_name, "--upstream-ca", (dir.path() / "upstream-ca.crt").string()});
   TlsClient client(proxy->port(), proxy_ca.cert_pem, 60s);
   send_get(client, "/api");
   expect_unavailable_status(client, upstream_name, {});
@@ -518,7 +523,8 @@ asio::awaitable<void> exchange_once(asio::ssl::context& tls, asio::ip::tcp::endp
   tcp.expires_after(limit);
   if (auto [ec] = co_await tcp.async_connect(proxy, tuple); ec) co_return fail("connect", ec);
   net::prepare_client_ssl(stream->native_handle(), "127.0.0.1", true);
-  if (auto [ec] = co_await stream->async_handshake(asio::ssl::stream_base::client, tuple); ec) co_return fail("handshake", ec);
+  if (auto [ec] = co_await stream->async_handshake(asio::ssl::stream_base::client, tuple); ec)
+    co_return fail("handshake", ec);
   http::request<http::empty_body> req{http::verb::get, "/bytes?size=16", 11};
   req.set(http::field::host, "127.0.0.1");
   if (auto [ec, n] = co_await http::async_write(*stream, req, tuple); ec) co_return fail("write", ec);

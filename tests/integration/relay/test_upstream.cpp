@@ -78,7 +78,8 @@ std::string pattern_sha256(std::uint64_t size) {
 
 struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
   explicit Impl(const net::CertifiedKey& serving)
-      : tls(net::make_server_context(serving)), acceptor(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
+      : tls(net::make_server_context(serving)),
+        acceptor(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
         chunk_wake(ioc) {}
 
   asio::io_context ioc;

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -62,8 +62,8 @@ fs::path harness_binary() {
 
 std::string bad_file(const char* name) { return std::string(FAULTLINE_TEST_DATA_DIR) + "/scenarios/bad/" + name; }
 
-using faultline::testing::slurp;
 using faultline::net::write_file;
+using faultline::testing::slurp;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -95,7 +95,7 @@ class AddressSpaceLimit {
 };
 
 struct Finished {
-  int exit_code = -1;   // -1 when ended by a signal
+  int exit_code = -1;  // -1 when ended by a signal
   int signal = 0;
   bool guard_fired = false;
   std::string output;  // stdout and stderr
@@ -162,7 +162,8 @@ TEST_F(HarnessValidate, AliasBombIsRefusedAtItsAnchorsAndAliases) {
   EXPECT_EQ(f.exit_code, 2) << f;
   auto lines = lines_of(f.output);
   ASSERT_EQ(lines.size(), 51u) << f;
-  EXPECT_EQ(lines[0], file + R"(:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)");
+  EXPECT_EQ(lines[0],
+            file + R"(:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)");
   EXPECT_EQ(lines[50], file + ": ... and 31 more errors (only the first 50 are listed)");
 }
 
@@ -170,13 +171,15 @@ TEST_F(HarnessValidate, ScalarAliasesInStringListsAreRefused) {
   const std::string file = bad_file("alias-strings.yaml");
   Finished f = validate(file);
   EXPECT_EQ(f.exit_code, 2) << f;
-  EXPECT_NE(f.output.find(file + R"(:8:15: aliases are not supported in scenario files ("*ua"))"), std::string::npos) << f;
+  EXPECT_NE(f.output.find(file + R"(:8:15: aliases are not supported in scenario files ("*ua"))"), std::string::npos)
+      << f;
 }
 
 TEST_F(HarnessValidate, DevZeroIsNotARegularFile) {
   Finished f = validate("/dev/zero");
   EXPECT_EQ(f.exit_code, 2) << f;
-  EXPECT_EQ(f.output, "/dev/zero: not a regular file (a character device): a scenario is read from a regular file only\n");
+  EXPECT_EQ(f.output,
+            "/dev/zero: not a regular file (a character device): a scenario is read from a regular file only\n");
 }
 
 TEST_F(HarnessValidate, AFifoWithoutAWriterIsRefusedAtOnce) {
@@ -212,8 +215,8 @@ TEST_F(HarnessValidate, AtMostFiftyErrorsAreListed) {
   EXPECT_EQ(f.exit_code, 2) << f;
   auto lines = lines_of(f.output);
   ASSERT_EQ(lines.size(), 51u) << f;
-  EXPECT_EQ(lines[50], file.string() + ": ... and " + std::to_string(keys - 50) +
-                           " more errors (only the first 50 are listed)");
+  EXPECT_EQ(lines[50],
+            file.string() + ": ... and " + std::to_string(keys - 50) + " more errors (only the first 50 are listed)");
 }
 
 TEST_F(HarnessValidate, InvalidUtf8IsRefusedWithItsPosition) {
@@ -227,8 +230,10 @@ TEST_F(HarnessValidate, DurationsBeyondAYearAreRefused) {
   const std::string file = bad_file("too-long-durations.yaml");
   Finished f = validate(file);
   EXPECT_EQ(f.exit_code, 2) << f;
-  EXPECT_NE(f.output.find(file + R"(:6:16: faults[0].when.at: duration "2562048h" is longer than the maximum of 8760h (365 days))"),
-            std::string::npos)
+  EXPECT_NE(
+      f.output.find(file +
+                    R"(:6:16: faults[0].when.at: duration "2562048h" is longer than the maximum of 8760h (365 days))"),
+      std::string::npos)
       << f;
 }
 
@@ -240,12 +245,18 @@ const std::vector<std::string> kUpstream = {"--upstream", "https://127.0.0.1:9",
 TEST(ProxyStart, AliasBombScenarioIsRefusedAtStartUp) {
   TempDir dir("faultline-proxy-start");
   const std::string file = bad_file("alias-bomb.yaml");
-  std::vector<std::string> argv = {faultline::testing::proxy_binary().string(), "--listen", "127.0.0.1:0",
-                                   "--admin", "127.0.0.1:0", "--scenario", file};
+  std::vector<std::string> argv = {faultline::testing::proxy_binary().string(),
+                                   "--listen",
+                                   "127.0.0.1:0",
+                                   "--admin",
+                                   "127.0.0.1:0",
+                                   "--scenario",
+                                   file};
   argv.insert(argv.end(), kUpstream.begin(), kUpstream.end());
   Finished f = run(argv, dir.path() / "proxy.out");
   EXPECT_EQ(f.exit_code, 1) << f;
-  EXPECT_NE(f.output.find(file + R"(:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)"),
+  EXPECT_NE(f.output.find(file +
+                          R"(:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)"),
             std::string::npos)
       << f;
   EXPECT_NE(f.output.find("faultline-proxy: invalid scenario " + file), std::string::npos) << f;
@@ -268,8 +279,8 @@ class AdminApi : public ::testing::Test {
                  const std::string& content_type = "application/yaml") {
     const fs::path body_in = dir_.path() / "request.body", body_out = dir_.path() / "response.body";
     fs::remove(body_out);
-    std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-o", body_out.string(), "-w", "%{http_code}",
-                                     "-X", method, "--max-time", "60"};
+    std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-o",   body_out.string(), "-w",
+                                     "%{http_code}",  "-X",  method, "--max-time",      "60"};
     if (body) {
       write_file(body_in, *body);
       argv.insert(argv.end(), {"-H", "Content-Type: " + content_type, "--data-binary", "@" + body_in.string()});
@@ -312,8 +323,9 @@ TEST_F(AdminApi, AliasBombIsRefusedAndMemoryStaysBounded) {
   ASSERT_EQ(put.status, 400) << put.body << proxy_->log().substr(0, 2000);
   auto errors = errors_of(put);
   ASSERT_EQ(errors.size(), 51u);
-  EXPECT_EQ(errors[0],
-            R"(PUT /v1/scenario:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)");
+  EXPECT_EQ(
+      errors[0],
+      R"(PUT /v1/scenario:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)");
   Answer strings = request("PUT", "/v1/scenario", slurp(bad_file("alias-strings.yaml")));
   EXPECT_EQ(strings.status, 400) << strings.body;
   EXPECT_EQ(request("GET", "/v1/scenario").status, 404);  // nothing was loaded
@@ -325,8 +337,9 @@ TEST_F(AdminApi, ABodyOverOneMebibyteIsRefused) {
   const std::string body = kHeader + "metadata: {name: big}\n# " + std::string(1 << 20, 'x') + "\n";
   Answer put = request("PUT", "/v1/scenario", body);
   ASSERT_EQ(put.status, 400) << put.body.substr(0, 2000);
-  EXPECT_EQ(errors_of(put), std::vector<std::string>{"PUT /v1/scenario: the scenario is " + std::to_string(body.size()) +
-                                                     " bytes; the maximum is 1048576 bytes (1 MiB)"});
+  EXPECT_EQ(errors_of(put),
+            std::vector<std::string>{"PUT /v1/scenario: the scenario is " + std::to_string(body.size()) +
+                                     " bytes; the maximum is 1048576 bytes (1 MiB)"});
 }
 
 TEST_F(AdminApi, InvalidUtf8IsRefusedSoTheJsonViewStaysValid) {
@@ -340,9 +353,11 @@ TEST_F(AdminApi, DurationsBeyondAYearAreRefused) {
   Answer put = request("PUT", "/v1/scenario", slurp(bad_file("too-long-durations.yaml")));
   ASSERT_EQ(put.status, 400) << put.body;
   auto errors = errors_of(put);
-  EXPECT_NE(std::find(errors.begin(), errors.end(),
-                      R"(PUT /v1/scenario:6:16: faults[0].when.at: duration "2562048h" is longer than the maximum of 8760h (365 days))"),
-            errors.end())
+  EXPECT_NE(
+      std::find(
+          errors.begin(), errors.end(),
+          R"(PUT /v1/scenario:6:16: faults[0].when.at: duration "2562048h" is longer than the maximum of 8760h (365 days))"),
+      errors.end())
       << put.body;
   EXPECT_EQ(request("POST", "/v1/outage?duration=2562048h").status, 400);
   EXPECT_EQ(request("POST", "/v1/outage", R"({"duration":"2562048h"})", "application/json").status, 400);

@@ -98,9 +98,11 @@ char snapshot_of(const Plan& plan, bool bind) {
   if (bind && plan.rule == "binds" && plan.rule_index == 0 && says(500, "snapshot-a")) return 'a';
   if (bind && plan.rule == "binds" && plan.rule_index == 1 && says(503, "snapshot-b")) return 'b';
   if (bind) return '?';
-  if (plan.rule == "a-lists" && plan.rule_index == 1 && !respond && std::holds_alternative<actions::Close>(*plan.action))
+  if (plan.rule == "a-lists" && plan.rule_index == 1 && !respond &&
+      std::holds_alternative<actions::Close>(*plan.action))
     return 'a';
-  if (plan.rule == "b-lists" && plan.rule_index == 0 && !respond && std::holds_alternative<actions::Reset>(*plan.action))
+  if (plan.rule == "b-lists" && plan.rule_index == 0 && !respond &&
+      std::holds_alternative<actions::Reset>(*plan.action))
     return 'b';
   return '?';
 }
@@ -123,8 +125,9 @@ TEST(ThreadSafety, EveryDecisionComesFromOneWholeSnapshotWhileSnapshotsAreSwappe
       char from = snapshot_of(plan, bind);
       ++seen[from];
       if (from == '?' && incoherent.size() < 5)
-        incoherent.push_back(plan.rule + " #" + std::to_string(plan.rule_index) +
-                             (plan.response ? " " + std::to_string(plan.response->code) + " " + plan.response->body : ""));
+        incoherent.push_back(
+            plan.rule + " #" + std::to_string(plan.rule_index) +
+            (plan.response ? " " + std::to_string(plan.response->code) + " " + plan.response->body : ""));
     }
     done = true;
   });

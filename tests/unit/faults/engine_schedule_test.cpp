@@ -94,7 +94,7 @@ TEST(Schedule, ProbabilityFiresRoughlyThatShare) {
   Engine engine(scenario_with_faults("- {name: r, when: {probability: 0.25}, action: {type: reset}}"));
   engine.arm(t0());
   auto fired = fired_seconds(engine, 4000).size();
-  EXPECT_GT(fired, 850u);   // 1000 expected; +-150 is > 8 standard deviations
+  EXPECT_GT(fired, 850u);  // 1000 expected; +-150 is > 8 standard deviations
   EXPECT_LT(fired, 1150u);
 }
 

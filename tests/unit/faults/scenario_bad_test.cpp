@@ -44,7 +44,8 @@ const BadFile bad_files[] = {
     {"unknown-invariant.yaml",
      {R"(6:28: checks.invariants[1]: unknown invariant "pods-happy" (known: pods-bound, queue-accounting, )"
       R"(no-orphan-allocations, no-unexpected-deletes, bound-to-live-node))"}},
-    {"expect-not-in-invariants.yaml", {R"(7:12: checks.expect[0]: "queue-accounting" is not listed in checks.invariants)"}},
+    {"expect-not-in-invariants.yaml",
+     {R"(7:12: checks.expect[0]: "queue-accounting" is not listed in checks.invariants)"}},
     {"verbs-not-a-list.yaml", {R"(7:20: faults[0].match.verbs: expected a list, got "create")"}},
     {"missing-action.yaml", {"6:5: faults[0].action: required key is missing"}},
     {"duplicate-rule-name.yaml", {R"(7:12: faults[1].name: duplicate rule name "r" (first used on line 6))"}},
@@ -109,7 +110,8 @@ TEST(BadScenarioFiles, EmptyFile) {
 
 TEST(BadScenarioFiles, MissingFile) {
   std::string path = bad_path("no-such-file.yaml");
-  EXPECT_EQ(load_errors([&] { load_scenario_file(path); }), std::vector<std::string>{path + ": cannot read the file: No such file or directory"});
+  EXPECT_EQ(load_errors([&] { load_scenario_file(path); }),
+            std::vector<std::string>{path + ": cannot read the file: No such file or directory"});
 }
 
 TEST(BadScenarioFiles, ErrorMessageJoinsAllErrors) {

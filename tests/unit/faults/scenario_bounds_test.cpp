@@ -26,15 +26,16 @@ std::string bad_path(const char* file) { return std::string(FAULTLINE_TEST_DATA_
 
 const std::string header = "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: x}\n";
 
-
 // The alias bomb (nine levels of nine aliases: 9^9 values once expanded) is refused at its
 // anchors and aliases, before any tree is built. Its 81 errors are cut at 50.
 TEST(ScenarioBounds, AliasBombIsRefusedAtItsFirstAnchor) {
   std::string path = bad_path("alias-bomb.yaml");
   auto errors = load_errors([&] { load_scenario_file(path); });
   ASSERT_EQ(errors.size(), max_reported_errors + 1);
-  EXPECT_EQ(errors[0], path + R"(:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)");
-  EXPECT_EQ(errors[2], path + R"(:11:16: aliases are not supported in scenario files ("*a"): write the value out in full)");
+  EXPECT_EQ(errors[0],
+            path + R"(:10:12: anchors are not supported in scenario files ("&a"): write the value out in full)");
+  EXPECT_EQ(errors[2],
+            path + R"(:11:16: aliases are not supported in scenario files ("*a"): write the value out in full)");
   EXPECT_EQ(errors.back(), path + ": ... and 31 more errors (only the first 50 are listed)");
 }
 
@@ -42,8 +43,10 @@ TEST(ScenarioBounds, ScalarAliasesInStringListsAreRefused) {
   std::string path = bad_path("alias-strings.yaml");
   auto errors = load_errors([&] { load_scenario_file(path); });
   ASSERT_EQ(errors.size(), max_reported_errors + 1);
-  EXPECT_EQ(errors[0], path + R"(:7:20: anchors are not supported in scenario files ("&ua"): write the value out in full)");
-  EXPECT_EQ(errors[1], path + R"(:8:15: aliases are not supported in scenario files ("*ua"): write the value out in full)");
+  EXPECT_EQ(errors[0],
+            path + R"(:7:20: anchors are not supported in scenario files ("&ua"): write the value out in full)");
+  EXPECT_EQ(errors[1],
+            path + R"(:8:15: aliases are not supported in scenario files ("*ua"): write the value out in full)");
   EXPECT_EQ(errors.back(), path + ": ... and 1951 more errors (only the first 50 are listed)");
 }
 
@@ -52,8 +55,12 @@ TEST(ScenarioBounds, ErrorsAreCutAtFiftyWithACount) {
   for (int i = 0; i < 10'000; ++i) text += "unknown" + std::to_string(i) + ": 1\n";
   auto errors = load_errors([&] { load_scenario_text(text, "many.yaml"); });
   ASSERT_EQ(errors.size(), max_reported_errors + 1);
-  EXPECT_EQ(errors[0], "many.yaml:4:1: unknown0: unknown key (allowed: apiVersion, checks, faults, kind, metadata, seed, workload)");
-  EXPECT_EQ(errors[49], "many.yaml:53:1: unknown49: unknown key (allowed: apiVersion, checks, faults, kind, metadata, seed, workload)");
+  EXPECT_EQ(
+      errors[0],
+      "many.yaml:4:1: unknown0: unknown key (allowed: apiVersion, checks, faults, kind, metadata, seed, workload)");
+  EXPECT_EQ(
+      errors[49],
+      "many.yaml:53:1: unknown49: unknown key (allowed: apiVersion, checks, faults, kind, metadata, seed, workload)");
   EXPECT_EQ(errors[50], "many.yaml: ... and 9950 more errors (only the first 50 are listed)");
 }
 
@@ -79,17 +86,22 @@ TEST(ScenarioBounds, OnlyRegularFilesAreRead) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   // Nobody writes to the FIFO: opening it for reading would wait forever without O_NONBLOCK.
   EXPECT_EQ(load_errors([&] { load_scenario_file(fifo); }),
-            std::vector<std::string>{fifo.string() + ": not a regular file (a FIFO): a scenario is read from a regular file only"});
+            std::vector<std::string>{fifo.string() +
+                                     ": not a regular file (a FIFO): a scenario is read from a regular file only"});
   EXPECT_EQ(load_errors([&] { load_scenario_file("/dev/zero"); }),
-            std::vector<std::string>{"/dev/zero: not a regular file (a character device): a scenario is read from a regular file only"});
-  EXPECT_EQ(load_errors([&] { load_scenario_file(dir.path()); }),
-            std::vector<std::string>{dir.path().string() + ": not a regular file (a directory): a scenario is read from a regular file only"});
+            std::vector<std::string>{
+                "/dev/zero: not a regular file (a character device): a scenario is read from a regular file only"});
+  EXPECT_EQ(
+      load_errors([&] { load_scenario_file(dir.path()); }),
+      std::vector<std::string>{dir.path().string() +
+                               ": not a regular file (a directory): a scenario is read from a regular file only"});
 }
 
 TEST(ScenarioBounds, NulBytesAreAControlCharacterError) {
   std::string text = header + "seed: 1\n" + std::string(1000, '\0');
   EXPECT_EQ(load_errors([&] { load_scenario_text(text, "zeros.yaml"); }),
-            std::vector<std::string>{"zeros.yaml:5:1: control character 0x00 (a scenario is text: only tabs and line breaks are allowed)"});
+            std::vector<std::string>{
+                "zeros.yaml:5:1: control character 0x00 (a scenario is text: only tabs and line breaks are allowed)"});
 }
 
 TEST(ScenarioBounds, InvalidUtf8IsReportedWhereItIs) {
@@ -157,7 +169,8 @@ TEST(ScenarioBounds, RespondWithoutABodyFor204And304) {
 
 TEST(ScenarioBounds, GlobPatternsUpToOneKibibyte) {
   const std::string longest(max_glob_pattern_bytes, '?');
-  auto scenario = testing::scenario_with_faults("- {name: r, match: {names: ['" + longest + "']}, action: {type: reset}}");
+  auto scenario =
+      testing::scenario_with_faults("- {name: r, match: {names: ['" + longest + "']}, action: {type: reset}}");
   EXPECT_EQ(scenario->faults.at(0).match.names.at(0), longest);
 }
 

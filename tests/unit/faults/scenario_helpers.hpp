@@ -12,8 +12,8 @@ namespace faultline::faults::testing {
 
 // A complete scenario whose `faults:` section is `faults_yaml` (a YAML list, any indentation).
 inline std::shared_ptr<const Scenario> scenario_with_faults(const std::string& faults_yaml, std::uint64_t seed = 42) {
-  std::string text = "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: unit}\nseed: " +
-                     std::to_string(seed) + "\nfaults:\n" + faults_yaml + "\n";
+  std::string text = "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: unit}\nseed: " + std::to_string(seed) +
+                     "\nfaults:\n" + faults_yaml + "\n";
   return load_scenario_text(text, "unit.yaml");
 }
 

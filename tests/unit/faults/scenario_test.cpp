@@ -32,7 +32,8 @@ TEST(GoodScenario, Workload) {
   const Workload& w = *s->workload;
   EXPECT_EQ(w.namespace_, "chaos");
   EXPECT_EQ(w.nodes.count, 500u);
-  EXPECT_EQ(w.nodes.capacity, (std::map<std::string, std::string>{{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}}));
+  EXPECT_EQ(w.nodes.capacity,
+            (std::map<std::string, std::string>{{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}}));
   ASSERT_EQ(w.phases.size(), 3u);
   const Phase& burst = w.phases[0];
   EXPECT_EQ(burst.name, "burst");
@@ -133,9 +134,8 @@ TEST(GoodScenario, MinimalScenarioGetsDefaults) {
 }
 
 std::shared_ptr<const Scenario> with_checks(const std::string& checks_yaml) {
-  return load_scenario_text("apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: unit}\nchecks: " +
-                                checks_yaml + "\n",
-                            "unit.yaml");
+  return load_scenario_text(
+      "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: unit}\nchecks: " + checks_yaml + "\n", "unit.yaml");
 }
 
 // The default set is the scheduler-agnostic invariants: a scenario that says nothing about its
@@ -196,7 +196,8 @@ checks:
   settle: 120s
   invariants: [pods-bound, queue-accounting, no-orphan-allocations, no-unexpected-deletes]
   expect: [pods-bound, queue-accounting]              # a reproduction: these MUST be violated
-)", "design.yaml");
+)",
+                              "design.yaml");
   EXPECT_EQ(s->faults.size(), 1u);
   EXPECT_EQ(s->workload->phases.size(), 2u);
 }

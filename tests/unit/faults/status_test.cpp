@@ -18,21 +18,20 @@ std::string header(const HttpResponse& response, std::string_view name) {
 }
 
 TEST(StatusJson, TooManyRequestsIsByteForByteWhatKubeApiserverSends) {
-  Status status{429, "TooManyRequests", "Too many requests, please try again later.",
-                retry_after(1)};
-  EXPECT_EQ(status_json(status),
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-            R"("message":"Too many requests, please try again later.","reason":"TooManyRequests",)"
-            R"("details":{"retryAfterSeconds":1},"code":429})"
-            "\n");
+  Status status{429, "TooManyRequests", "Too many requests, please try again later.", retry_after(1)};
+  EXPECT_EQ(status_json(status), R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                                 R"("message":"Too many requests, please try again later.","reason":"TooManyRequests",)"
+                                 R"("details":{"retryAfterSeconds":1},"code":429})"
+                                 "\n");
 }
 
 TEST(StatusJson, NotFoundCarriesNameAndKindInDetails) {
   Status status{404, "NotFound", R"(pods "foo" not found)", StatusDetails{"foo", "", "pods", std::nullopt}};
-  EXPECT_EQ(status_json(status),
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-            R"("message":"pods \"foo\" not found","reason":"NotFound","details":{"name":"foo","kind":"pods"},"code":404})"
-            "\n");
+  EXPECT_EQ(
+      status_json(status),
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+      R"("message":"pods \"foo\" not found","reason":"NotFound","details":{"name":"foo","kind":"pods"},"code":404})"
+      "\n");
 }
 
 TEST(StatusJson, DetailsFieldOrderFollowsMetav1StatusDetails) {
@@ -90,9 +89,11 @@ TEST(GoJsonString, EscapesLikeEncodingJson) {
 }
 
 TEST(GoJsonString, ReplacesInvalidUtf8WithReplacementCharacter) {
-  EXPECT_EQ(go_json_string("a\xFF" "b"), R"("a\ufffdb")");
-  EXPECT_EQ(go_json_string("\xC0\xAF"), R"("\ufffd\ufffd")");    // overlong '/'
-  EXPECT_EQ(go_json_string("\xED\xA0\x80"), R"("\ufffd\ufffd\ufffd")");  // surrogate half
+  EXPECT_EQ(go_json_string("a\xFF"
+                           "b"),
+            R"("a\ufffdb")");
+  EXPECT_EQ(go_json_string("\xC0\xAF"), R"("\ufffd\ufffd")");             // overlong '/'
+  EXPECT_EQ(go_json_string("\xED\xA0\x80"), R"("\ufffd\ufffd\ufffd")");   // surrogate half
   EXPECT_EQ(go_json_string("\xF0\x9F\x98\x80"), "\"\xF0\x9F\x98\x80\"");  // valid 4-byte
 }
 

@@ -1,7 +1,7 @@
 // Scenario YAML as JSON (GET /v1/scenario?format=json, watch-inject object templates): one
 // conversion, YAML 1.2 core-schema typing of plain scalars, always valid JSON.
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
 
 #include "faultline/faults/yaml_json.hpp"
 #include "scenario_helpers.hpp"

@@ -13,9 +13,9 @@
 
 #include "app/bridge.hpp"
 #include "faultline/admin/admin_server.hpp"
-#include "faultline/harness/async.hpp"
 #include "faultline/faults/clock.hpp"
 #include "faultline/faults/request.hpp"
+#include "faultline/harness/async.hpp"
 
 namespace faultline::audit {
 // Failure messages show a record as its JSON line.
@@ -28,123 +28,123 @@ namespace {
 using namespace std::chrono;
 
 class ProxyAdminAgainstTheProxy : public ::testing::Test {
-protected:
-    void SetUp() override {
-        admin::AdminServerOptions options;
-        options.audit_default_limit = 1;  // one record per answer: the harness must follow "more"
-        server_ = std::make_unique<admin::AdminServer>(ioc_, options, bridge_);
-        server_->start();
-        thread_ = std::thread([this] { ioc_.run(); });
-    }
-    void TearDown() override {
-        server_->stop();
-        thread_.join();
-    }
-    ProxyAdmin harness_side() {
-        return ProxyAdmin("http://127.0.0.1:" + std::to_string(server_->local_endpoint().port()) + "/", "");
-    }
+ protected:
+  void SetUp() override {
+    admin::AdminServerOptions options;
+    options.audit_default_limit = 1;  // one record per answer: the harness must follow "more"
+    server_ = std::make_unique<admin::AdminServer>(ioc_, options, bridge_);
+    server_->start();
+    thread_ = std::thread([this] { ioc_.run(); });
+  }
+  void TearDown() override {
+    server_->stop();
+    thread_.join();
+  }
+  ProxyAdmin harness_side() {
+    return ProxyAdmin("http://127.0.0.1:" + std::to_string(server_->local_endpoint().port()) + "/", "");
+  }
 
-    faults::ManualClock clock_;
-    faults::Engine engine_;
-    admin::AuditLog audit_{{}};
-    admin::ProxyMetrics metrics_;
-    app::AuditingObserver observer_{audit_, metrics_};
-    app::AdminBridge bridge_{engine_, clock_, audit_, metrics_};
-    boost::asio::io_context ioc_;
-    boost::asio::io_context client_ioc_;  // the harness side runs its coroutines here
-    std::unique_ptr<admin::AdminServer> server_;
-    std::thread thread_;
+  faults::ManualClock clock_;
+  faults::Engine engine_;
+  admin::AuditLog audit_{{}};
+  admin::ProxyMetrics metrics_;
+  app::AuditingObserver observer_{audit_, metrics_};
+  app::AdminBridge bridge_{engine_, clock_, audit_, metrics_};
+  boost::asio::io_context ioc_;
+  boost::asio::io_context client_ioc_;  // the harness side runs its coroutines here
+  std::unique_ptr<admin::AdminServer> server_;
+  std::thread thread_;
 };
 
 // A record with every field away from its default.
 audit::Record every_field_set() {
-    audit::Record r;
-    r.seq = 99;  // the audit log assigns its own
-    r.ts = sys_days{year{2026} / November / 30} + hours{14} + minutes{48} + seconds{19} + microseconds{123456};
-    r.conn = 7;
-    r.client = "127.0.0.1:40312";
-    r.user_agent = "yunikorn-scheduler/v1.9.0";
-    r.proto = "h1";
-    r.method = "POST";
-    r.path = "/api/v1/namespaces/faultline/pods/burst-00002/binding";
-    r.verb = "create";
-    r.resource = "pods";
-    r.subresource = "binding";
-    r.namespace_ = "faultline";
-    r.name = "burst-00002";
-    r.watch = true;
-    r.rule = "outage-mid-bind";
-    r.action = "outage";
-    r.status = 503;
-    r.upstream_status = 201;
-    r.bytes_in = 312;
-    r.bytes_out = 42;
-    r.duration = microseconds{1234};
-    return r;
+  audit::Record r;
+  r.seq = 99;  // the audit log assigns its own
+  r.ts = sys_days{year{2026} / November / 30} + hours{14} + minutes{48} + seconds{19} + microseconds{123456};
+  r.conn = 7;
+  r.client = "127.0.0.1:40312";
+  r.user_agent = "yunikorn-scheduler/v1.9.0";
+  r.proto = "h1";
+  r.method = "POST";
+  r.path = "/api/v1/namespaces/faultline/pods/burst-00002/binding";
+  r.verb = "create";
+  r.resource = "pods";
+  r.subresource = "binding";
+  r.namespace_ = "faultline";
+  r.name = "burst-00002";
+  r.watch = true;
+  r.rule = "outage-mid-bind";
+  r.action = "outage";
+  r.status = 503;
+  r.upstream_status = 201;
+  r.bytes_in = 312;
+  r.bytes_out = 42;
+  r.duration = microseconds{1234};
+  return r;
 }
 
 TEST_F(ProxyAdminAgainstTheProxy, EveryAuditFieldArrivesAsTheRelayReportedIt) {
-    audit::Record full = every_field_set();
-    // Naming every member: a field added to the record without being added here does not compile.
-    const auto& [seq, ts, conn, client, user_agent, proto, method, path, verb, resource, subresource, namespace_,
-                 name, watch, rule, action, status, upstream_status, bytes_in, bytes_out, duration] = full;
-    const audit::Record defaults;
-    EXPECT_TRUE(seq != defaults.seq && ts != defaults.ts && conn != defaults.conn && client != defaults.client &&
-                user_agent != defaults.user_agent && proto != defaults.proto && method != defaults.method &&
-                path != defaults.path && verb != defaults.verb && resource != defaults.resource &&
-                subresource != defaults.subresource && namespace_ != defaults.namespace_ && name != defaults.name &&
-                watch != defaults.watch && rule != defaults.rule && action != defaults.action &&
-                status != defaults.status && upstream_status != defaults.upstream_status &&
-                bytes_in != defaults.bytes_in && bytes_out != defaults.bytes_out && duration != defaults.duration)
-        << "the test record must set every field, or a dropped field would go unnoticed";
+  audit::Record full = every_field_set();
+  // Naming every member: a field added to the record without being added here does not compile.
+  const auto& [seq, ts, conn, client, user_agent, proto, method, path, verb, resource, subresource, namespace_, name,
+               watch, rule, action, status, upstream_status, bytes_in, bytes_out, duration] = full;
+  const audit::Record defaults;
+  EXPECT_TRUE(seq != defaults.seq && ts != defaults.ts && conn != defaults.conn && client != defaults.client &&
+              user_agent != defaults.user_agent && proto != defaults.proto && method != defaults.method &&
+              path != defaults.path && verb != defaults.verb && resource != defaults.resource &&
+              subresource != defaults.subresource && namespace_ != defaults.namespace_ && name != defaults.name &&
+              watch != defaults.watch && rule != defaults.rule && action != defaults.action &&
+              status != defaults.status && upstream_status != defaults.upstream_status &&
+              bytes_in != defaults.bytes_in && bytes_out != defaults.bytes_out && duration != defaults.duration)
+      << "the test record must set every field, or a dropped field would go unnoticed";
 
-    // A request cut before any answer: no rule, no upstream status (null, not 0), status 0.
-    audit::Record cut;
-    cut.ts = full.ts + seconds{1};
-    cut.proto = "h1";
-    cut.method = "GET";
-    cut.path = "/api/v1/pods";
+  // A request cut before any answer: no rule, no upstream status (null, not 0), status 0.
+  audit::Record cut;
+  cut.ts = full.ts + seconds{1};
+  cut.proto = "h1";
+  cut.method = "GET";
+  cut.path = "/api/v1/pods";
 
-    ProxyAdmin proxy = harness_side();
-    std::uint64_t since = run_blocking(client_ioc_, proxy.audit_head());
-    EXPECT_EQ(since, 0u);
-    observer_.exchange_done(full, milliseconds{5});
-    observer_.exchange_done(cut, std::nullopt);
+  ProxyAdmin proxy = harness_side();
+  std::uint64_t since = run_blocking(client_ioc_, proxy.audit_head());
+  EXPECT_EQ(since, 0u);
+  observer_.exchange_done(full, milliseconds{5});
+  observer_.exchange_done(cut, std::nullopt);
 
-    audit::DecodedLines got;
-    run_blocking(client_ioc_, proxy.read_audit(since, got));
-    EXPECT_EQ(got.malformed, 0u) << got.first_error;
-    ASSERT_EQ(got.records.size(), 2u);
-    full.seq = 1;
-    cut.seq = 2;
-    EXPECT_EQ(got.records[0], full);
-    EXPECT_EQ(got.records[1], cut);
-    EXPECT_FALSE(got.records[1].upstream_status);
-    EXPECT_EQ(since, 2u);
+  audit::DecodedLines got;
+  run_blocking(client_ioc_, proxy.read_audit(since, got));
+  EXPECT_EQ(got.malformed, 0u) << got.first_error;
+  ASSERT_EQ(got.records.size(), 2u);
+  full.seq = 1;
+  cut.seq = 2;
+  EXPECT_EQ(got.records[0], full);
+  EXPECT_EQ(got.records[1], cut);
+  EXPECT_FALSE(got.records[1].upstream_status);
+  EXPECT_EQ(since, 2u);
 
-    // Reading on starts after what was read.
-    run_blocking(client_ioc_, proxy.read_audit(since, got));
-    EXPECT_EQ(got.records.size(), 2u);
+  // Reading on starts after what was read.
+  run_blocking(client_ioc_, proxy.read_audit(since, got));
+  EXPECT_EQ(got.records.size(), 2u);
 }
 
 TEST_F(ProxyAdminAgainstTheProxy, RuleCountersAreReadAsTheProxyNamesThem) {
-    ProxyAdmin proxy = harness_side();
-    run_blocking(client_ioc_, proxy.put_scenario(R"(apiVersion: faultline/v1
+  ProxyAdmin proxy = harness_side();
+  run_blocking(client_ioc_, proxy.put_scenario(R"(apiVersion: faultline/v1
 kind: Scenario
 metadata: {name: unit}
 faults:
   - {name: every-other-bind, match: {verbs: [create], resources: [pods/binding]}, when: {every: 2}, action: {type: reset}}
 )"));
-    run_blocking(client_ioc_, proxy.arm());
-    for (int i = 0; i < 5; ++i) {
-        engine_.decide(faults::make_request("POST", "/api/v1/namespaces/ns/pods/p" + std::to_string(i) + "/binding"),
-                       clock_.now());
-    }
-    const auto rules = run_blocking(client_ioc_, proxy.rules());
-    ASSERT_EQ(rules.size(), 1u);
-    EXPECT_EQ(rules[0].rule, "every-other-bind");
-    EXPECT_EQ(rules[0].matched, 5);
-    EXPECT_EQ(rules[0].fired, 2);
+  run_blocking(client_ioc_, proxy.arm());
+  for (int i = 0; i < 5; ++i) {
+    engine_.decide(faults::make_request("POST", "/api/v1/namespaces/ns/pods/p" + std::to_string(i) + "/binding"),
+                   clock_.now());
+  }
+  const auto rules = run_blocking(client_ioc_, proxy.rules());
+  ASSERT_EQ(rules.size(), 1u);
+  EXPECT_EQ(rules[0].rule, "every-other-bind");
+  EXPECT_EQ(rules[0].matched, 5);
+  EXPECT_EQ(rules[0].fired, 2);
 }
 
 }  // namespace

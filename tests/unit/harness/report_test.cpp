@@ -18,146 +18,148 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 
 Report report_for(const Observations& obs, const std::vector<std::string>& expect) {
-    Report r;
-    r.scenario = "yunikorn-3355-outage";
-    r.seed = 3355;
-    r.scheduler = obs.scheduler;
-    r.started = WallTime{};
-    r.finished = WallTime{} + std::chrono::seconds(60);
-    r.nodes = 2;
-    r.pods_created = 4;
-    r.create_rate_achieved = 812.5;
-    r.checks = run_checks(faults::invariant_names(), expect, obs);
-    r.verdict = decide_verdict(r.checks);
-    r.stats = compute_stats(obs);
-    r.faults = {{"outage-mid-bind", 3, 1}};
-    r.fault_windows = fault_windows(*obs.audit);
-    r.timeline = build_timeline(obs.pods, r.started);
-    return r;
+  Report r;
+  r.scenario = "yunikorn-3355-outage";
+  r.seed = 3355;
+  r.scheduler = obs.scheduler;
+  r.started = WallTime{};
+  r.finished = WallTime{} + std::chrono::seconds(60);
+  r.nodes = 2;
+  r.pods_created = 4;
+  r.create_rate_achieved = 812.5;
+  r.checks = run_checks(faults::invariant_names(), expect, obs);
+  r.verdict = decide_verdict(r.checks);
+  r.stats = compute_stats(obs);
+  r.faults = {{"outage-mid-bind", 3, 1}};
+  r.fault_windows = fault_windows(*obs.audit);
+  r.timeline = build_timeline(obs.pods, r.started);
+  return r;
 }
 
 TEST(ExitCode, FollowsTheVerdict) {
-    EXPECT_EQ(exit_code(Verdict::pass), 0);
-    EXPECT_EQ(exit_code(Verdict::reproduced), 0);
-    EXPECT_EQ(exit_code(Verdict::fail), 1);
-    EXPECT_EQ(exit_code(Verdict::error), 2);
+  EXPECT_EQ(exit_code(Verdict::pass), 0);
+  EXPECT_EQ(exit_code(Verdict::reproduced), 0);
+  EXPECT_EQ(exit_code(Verdict::fail), 1);
+  EXPECT_EQ(exit_code(Verdict::error), 2);
 }
 
 TEST(FaultWindows, SpanTheAuditRecordsOfEachRule) {
-    auto windows = fault_windows(testing::observations_3355().audit.value());
-    ASSERT_EQ(windows.size(), 1u);
-    EXPECT_EQ(windows[0].rule, "outage-mid-bind");
-    EXPECT_EQ(windows[0].action, "outage");
-    EXPECT_EQ(windows[0].requests, 1);
+  auto windows = fault_windows(testing::observations_3355().audit.value());
+  ASSERT_EQ(windows.size(), 1u);
+  EXPECT_EQ(windows[0].rule, "outage-mid-bind");
+  EXPECT_EQ(windows[0].action, "outage");
+  EXPECT_EQ(windows[0].requests, 1);
 }
 
 TEST(Timeline, IsCumulativeAndEndsWithTheTotals) {
-    auto obs = testing::observations_3355();
-    auto timeline = build_timeline(obs.pods, WallTime{}, 400);
-    ASSERT_FALSE(timeline.empty());
-    for (std::size_t i = 1; i < timeline.size(); ++i) {
-        EXPECT_GE(timeline[i].seconds, timeline[i - 1].seconds);
-        EXPECT_GE(timeline[i].created, timeline[i - 1].created);
-    }
-    EXPECT_EQ(timeline.back().created, 4);
-    EXPECT_EQ(timeline.back().bound, 3);
-    EXPECT_EQ(timeline.back().running, 3);
+  auto obs = testing::observations_3355();
+  auto timeline = build_timeline(obs.pods, WallTime{}, 400);
+  ASSERT_FALSE(timeline.empty());
+  for (std::size_t i = 1; i < timeline.size(); ++i) {
+    EXPECT_GE(timeline[i].seconds, timeline[i - 1].seconds);
+    EXPECT_GE(timeline[i].created, timeline[i - 1].created);
+  }
+  EXPECT_EQ(timeline.back().created, 4);
+  EXPECT_EQ(timeline.back().bound, 3);
+  EXPECT_EQ(timeline.back().running, 3);
 }
 
 TEST(Timeline, IsBoundedInSize) {
-    Observations obs;
-    for (int i = 0; i < 3000; ++i) {
-        PodState p;
-        p.uid = "uid-" + std::to_string(i);
-        p.created = WallTime{} + std::chrono::milliseconds(i);
-        obs.pods.pods[p.uid] = p;
-    }
-    auto timeline = build_timeline(obs.pods, WallTime{}, 100);
-    EXPECT_LE(timeline.size(), 102u);
-    EXPECT_EQ(timeline.back().created, 3000);
+  Observations obs;
+  for (int i = 0; i < 3000; ++i) {
+    PodState p;
+    p.uid = "uid-" + std::to_string(i);
+    p.created = WallTime{} + std::chrono::milliseconds(i);
+    obs.pods.pods[p.uid] = p;
+  }
+  auto timeline = build_timeline(obs.pods, WallTime{}, 100);
+  EXPECT_LE(timeline.size(), 102u);
+  EXPECT_EQ(timeline.back().created, 3000);
 }
 
 TEST(ReportJson, CarriesTheDesignFields) {
-    auto doc = json::parse(render_json(report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"})));
-    EXPECT_EQ(doc.at("scenario").as_string(), "yunikorn-3355-outage");
-    EXPECT_EQ(doc.at("seed").to_number<std::int64_t>(), 3355);
-    EXPECT_EQ(doc.at("verdict").as_string(), "reproduced");
-    EXPECT_EQ(doc.at("cluster").at("scheduler").as_string(), "yunikorn");
-    EXPECT_EQ(doc.at("workload").at("podsCreated").to_number<std::int64_t>(), 4);
-    EXPECT_DOUBLE_EQ(doc.at("workload").at("createRateAchieved").to_number<double>(), 812.5);
-    EXPECT_EQ(doc.at("faults").at(0).at("rule").as_string(), "outage-mid-bind");
-    const auto& checks = doc.at("checks").as_array();
-    ASSERT_EQ(checks.size(), faults::invariant_names().size());
-    EXPECT_EQ(checks[0].at("name").as_string(), "pods-bound");
-    EXPECT_FALSE(checks[0].at("ok").as_bool());
-    EXPECT_EQ(checks[0].at("expected").as_string(), "violated");
-    EXPECT_EQ(checks[0].at("count").to_number<std::int64_t>(), 1);
-    EXPECT_FALSE(checks[0].at("evidence").as_array().empty());
-    EXPECT_EQ(doc.at("stats").at("strandedPods").to_number<std::int64_t>(), 1);
-    EXPECT_EQ(doc.at("stats").at("queueAllocatedPods").to_number<std::int64_t>(), 4);
-    EXPECT_EQ(doc.at("stats").at("phantomAllocations").to_number<std::int64_t>(), 1);
-    // from the proxy audit: burst-00001's bind got 201, burst-00002's was cut by the outage
-    EXPECT_EQ(doc.at("stats").at("bindsSucceeded").to_number<std::int64_t>(), 1);
-    EXPECT_EQ(doc.at("stats").at("bindsFailed").to_number<std::int64_t>(), 1);
+  auto doc = json::parse(render_json(report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"})));
+  EXPECT_EQ(doc.at("scenario").as_string(), "yunikorn-3355-outage");
+  EXPECT_EQ(doc.at("seed").to_number<std::int64_t>(), 3355);
+  EXPECT_EQ(doc.at("verdict").as_string(), "reproduced");
+  EXPECT_EQ(doc.at("cluster").at("scheduler").as_string(), "yunikorn");
+  EXPECT_EQ(doc.at("workload").at("podsCreated").to_number<std::int64_t>(), 4);
+  EXPECT_DOUBLE_EQ(doc.at("workload").at("createRateAchieved").to_number<double>(), 812.5);
+  EXPECT_EQ(doc.at("faults").at(0).at("rule").as_string(), "outage-mid-bind");
+  const auto& checks = doc.at("checks").as_array();
+  ASSERT_EQ(checks.size(), faults::invariant_names().size());
+  EXPECT_EQ(checks[0].at("name").as_string(), "pods-bound");
+  EXPECT_FALSE(checks[0].at("ok").as_bool());
+  EXPECT_EQ(checks[0].at("expected").as_string(), "violated");
+  EXPECT_EQ(checks[0].at("count").to_number<std::int64_t>(), 1);
+  EXPECT_FALSE(checks[0].at("evidence").as_array().empty());
+  EXPECT_EQ(doc.at("stats").at("strandedPods").to_number<std::int64_t>(), 1);
+  EXPECT_EQ(doc.at("stats").at("queueAllocatedPods").to_number<std::int64_t>(), 4);
+  EXPECT_EQ(doc.at("stats").at("phantomAllocations").to_number<std::int64_t>(), 1);
+  // from the proxy audit: burst-00001's bind got 201, burst-00002's was cut by the outage
+  EXPECT_EQ(doc.at("stats").at("bindsSucceeded").to_number<std::int64_t>(), 1);
+  EXPECT_EQ(doc.at("stats").at("bindsFailed").to_number<std::int64_t>(), 1);
 }
 
 // scripts/components' yunikorn-build.json (passed by scripts/stack as FAULTLINE_YUNIKORN_BUILD) says
 // which YuniKorn build ran: report.json carries it as a JSON object, not as a string.
 TEST(ReportJson, RecordsTheYunikornBuild) {
-    auto report = report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"});
-    auto without = json::parse(render_json(report));
-    EXPECT_EQ(without.at("cluster").as_object().if_contains("yunikornBuild"), nullptr);
-    report.yunikorn_build =
-        R"({"yunikorn":"patch:3355-revert-assignment","module":"github.com/apache/yunikorn-k8shim","source":"patch",)"
-        R"("version":"v1.9.0","patches":["0001-tests.patch","0002-fix.patch"]})";
-    auto doc = json::parse(render_json(report));
-    const auto& build = doc.at("cluster").at("yunikornBuild");
-    EXPECT_EQ(build.at("yunikorn").as_string(), "patch:3355-revert-assignment");
-    EXPECT_EQ(build.at("version").as_string(), "v1.9.0");
-    ASSERT_EQ(build.at("patches").as_array().size(), 2u);
-    EXPECT_EQ(build.at("patches").at(1).as_string(), "0002-fix.patch");
-    EXPECT_NE(render_html(report).find("patch:3355-revert-assignment"), std::string::npos);
+  auto report = report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"});
+  auto without = json::parse(render_json(report));
+  EXPECT_EQ(without.at("cluster").as_object().if_contains("yunikornBuild"), nullptr);
+  report.yunikorn_build =
+      R"({"yunikorn":"patch:3355-revert-assignment","module":"github.com/apache/yunikorn-k8shim","source":"patch",)"
+      R"("version":"v1.9.0","patches":["0001-tests.patch","0002-fix.patch"]})";
+  auto doc = json::parse(render_json(report));
+  const auto& build = doc.at("cluster").at("yunikornBuild");
+  EXPECT_EQ(build.at("yunikorn").as_string(), "patch:3355-revert-assignment");
+  EXPECT_EQ(build.at("version").as_string(), "v1.9.0");
+  ASSERT_EQ(build.at("patches").as_array().size(), 2u);
+  EXPECT_EQ(build.at("patches").at(1).as_string(), "0002-fix.patch");
+  EXPECT_NE(render_html(report).find("patch:3355-revert-assignment"), std::string::npos);
 }
 
 TEST(Junit, ExpectedViolationsArePassingTestcases) {
-    std::string xml = render_junit(report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"}));
-    EXPECT_NE(xml.find("failures=\"0\""), std::string::npos);
-    EXPECT_EQ(xml.find("<failure"), std::string::npos);
+  std::string xml = render_junit(report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"}));
+  EXPECT_NE(xml.find("failures=\"0\""), std::string::npos);
+  EXPECT_EQ(xml.find("<failure"), std::string::npos);
 }
 
 TEST(Junit, UnexpectedViolationIsAFailureWithEvidence) {
-    std::string xml = render_junit(report_for(testing::observations_3355(), {}));
-    EXPECT_NE(xml.find("failures=\"2\""), std::string::npos) << xml;
-    EXPECT_NE(xml.find("<failure message=\"violated (1)"), std::string::npos);
-    EXPECT_NE(xml.find("faultline/burst-00002"), std::string::npos);
+  std::string xml = render_junit(report_for(testing::observations_3355(), {}));
+  EXPECT_NE(xml.find("failures=\"2\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure message=\"violated (1)"), std::string::npos);
+  EXPECT_NE(xml.find("faultline/burst-00002"), std::string::npos);
 }
 
 TEST(Reports, FilesAreWrittenAndJunitParsesAsXml) {
-    auto obs = testing::observations_3355();
-    obs.pods.pods.begin()->second.name = "evil<&\"name>";  // must be escaped everywhere
-    obs.pods.pods.begin()->second.deleted = WallTime{} + std::chrono::seconds(5);
-    faultline::testing::TempDir tmp("faultline-report-test");
-    const fs::path dir = tmp.path() / "files";  // write_reports creates it
-    write_reports(report_for(obs, {}), dir);
-    ASSERT_TRUE(fs::exists(dir / "report.json"));
-    ASSERT_TRUE(fs::exists(dir / "report.html"));
-    ASSERT_TRUE(fs::exists(dir / "junit.xml"));
-    std::string cmd = "python3 -c \"import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); "
-                      "assert len(r.findall('.//testcase'))==5\" " + (dir / "junit.xml").string();
-    EXPECT_EQ(std::system(cmd.c_str()), 0) << "junit.xml is not well-formed XML";
-    const std::string text = faultline::testing::slurp(dir / "report.html");
-    EXPECT_NE(text.find("<svg"), std::string::npos);
-    EXPECT_NE(text.find("rect class=\"fault\""), std::string::npos);
-    EXPECT_EQ(text.find("evil<&"), std::string::npos);
-    EXPECT_NE(text.find("evil&lt;&amp;"), std::string::npos);
+  auto obs = testing::observations_3355();
+  obs.pods.pods.begin()->second.name = "evil<&\"name>";  // must be escaped everywhere
+  obs.pods.pods.begin()->second.deleted = WallTime{} + std::chrono::seconds(5);
+  faultline::testing::TempDir tmp("faultline-report-test");
+  const fs::path dir = tmp.path() / "files";  // write_reports creates it
+  write_reports(report_for(obs, {}), dir);
+  ASSERT_TRUE(fs::exists(dir / "report.json"));
+  ASSERT_TRUE(fs::exists(dir / "report.html"));
+  ASSERT_TRUE(fs::exists(dir / "junit.xml"));
+  std::string cmd =
+      "python3 -c \"import sys,xml.etree.ElementTree as E; r=E.parse(sys.argv[1]).getroot(); "
+      "assert len(r.findall('.//testcase'))==5\" " +
+      (dir / "junit.xml").string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << "junit.xml is not well-formed XML";
+  const std::string text = faultline::testing::slurp(dir / "report.html");
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_NE(text.find("rect class=\"fault\""), std::string::npos);
+  EXPECT_EQ(text.find("evil<&"), std::string::npos);
+  EXPECT_NE(text.find("evil&lt;&amp;"), std::string::npos);
 }
 
 TEST(Summary, ListsEveryCheckAndTheVerdict) {
-    std::ostringstream out;
-    print_summary(report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"}), out);
-    for (const auto& name : faults::invariant_names()) EXPECT_NE(out.str().find(name), std::string::npos) << name;
-    EXPECT_NE(out.str().find("verdict: reproduced"), std::string::npos);
-    EXPECT_NE(out.str().find("1 phantom allocations"), std::string::npos);
+  std::ostringstream out;
+  print_summary(report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"}), out);
+  for (const auto& name : faults::invariant_names()) EXPECT_NE(out.str().find(name), std::string::npos) << name;
+  EXPECT_NE(out.str().find("verdict: reproduced"), std::string::npos);
+  EXPECT_NE(out.str().find("1 phantom allocations"), std::string::npos);
 }
 
 }  // namespace

@@ -8,51 +8,51 @@ namespace {
 using namespace std::chrono_literals;
 
 struct FakeClock {
-    SteadyTime now{};
-    SteadyClockFn fn() {
-        return [this] { return now; };
-    }
+  SteadyTime now{};
+  SteadyClockFn fn() {
+    return [this] { return now; };
+  }
 };
 
 TEST(TokenBucket, SpacesTokensAtTheRate) {
-    FakeClock clock;
-    TokenBucket bucket(10, 1, clock.fn());  // 10/s: one every 100 ms
-    EXPECT_EQ(bucket.reserve(), 0ns);
-    EXPECT_EQ(bucket.reserve(), 100ms);
-    EXPECT_EQ(bucket.reserve(), 200ms);
-    clock.now += 300ms;
-    EXPECT_EQ(bucket.reserve(), 0ns);  // caught up: the slot is due now
+  FakeClock clock;
+  TokenBucket bucket(10, 1, clock.fn());  // 10/s: one every 100 ms
+  EXPECT_EQ(bucket.reserve(), 0ns);
+  EXPECT_EQ(bucket.reserve(), 100ms);
+  EXPECT_EQ(bucket.reserve(), 200ms);
+  clock.now += 300ms;
+  EXPECT_EQ(bucket.reserve(), 0ns);  // caught up: the slot is due now
 }
 
 TEST(TokenBucket, BurstLetsSeveralGoAtOnce) {
-    FakeClock clock;
-    TokenBucket bucket(1000, 4, clock.fn());
-    for (int i = 0; i < 4; ++i) EXPECT_EQ(bucket.reserve(), 0ns) << i;
-    EXPECT_EQ(bucket.reserve(), 1ms);
+  FakeClock clock;
+  TokenBucket bucket(1000, 4, clock.fn());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(bucket.reserve(), 0ns) << i;
+  EXPECT_EQ(bucket.reserve(), 1ms);
 }
 
 TEST(TokenBucket, IdleTimeDoesNotAccumulateBeyondTheBurst) {
-    FakeClock clock;
-    TokenBucket bucket(100, 2, clock.fn());
-    bucket.reserve();
-    clock.now += 10s;
-    EXPECT_EQ(bucket.reserve(), 0ns);
-    EXPECT_EQ(bucket.reserve(), 0ns);
-    EXPECT_EQ(bucket.reserve(), 10ms);
+  FakeClock clock;
+  TokenBucket bucket(100, 2, clock.fn());
+  bucket.reserve();
+  clock.now += 10s;
+  EXPECT_EQ(bucket.reserve(), 0ns);
+  EXPECT_EQ(bucket.reserve(), 0ns);
+  EXPECT_EQ(bucket.reserve(), 10ms);
 }
 
 TEST(TokenBucket, AverageRateOverManyTokens) {
-    FakeClock clock;
-    TokenBucket bucket(2000, 16, clock.fn());
-    std::chrono::nanoseconds last{};
-    for (int i = 0; i < 2000; ++i) last = bucket.reserve();
-    // 2000 tokens at 2000/s with 16 up front: the last one is due just under a second later.
-    EXPECT_EQ(last, std::chrono::nanoseconds(500000) * (2000 - 16));
+  FakeClock clock;
+  TokenBucket bucket(2000, 16, clock.fn());
+  std::chrono::nanoseconds last{};
+  for (int i = 0; i < 2000; ++i) last = bucket.reserve();
+  // 2000 tokens at 2000/s with 16 up front: the last one is due just under a second later.
+  EXPECT_EQ(last, std::chrono::nanoseconds(500000) * (2000 - 16));
 }
 
 TEST(TokenBucket, RejectsNonsense) {
-    EXPECT_THROW(TokenBucket(0, 1), std::invalid_argument);
-    EXPECT_THROW(TokenBucket(10, 0.5), std::invalid_argument);
+  EXPECT_THROW(TokenBucket(0, 1), std::invalid_argument);
+  EXPECT_THROW(TokenBucket(10, 0.5), std::invalid_argument);
 }
 
 }  // namespace

@@ -21,9 +21,7 @@ class Kubeconfig : public ::testing::Test {
     ca_ = generate_ca();
     client_ = mint_serving_cert(ca_, {"client"});
   }
-  void TearDown() override {
-    unsetenv("KUBECONFIG");
-  }
+  void TearDown() override { unsetenv("KUBECONFIG"); }
   fs::path write(const std::string& name, const std::string& text) {
     write_file(dir_ / name, text);
     return dir_ / name;
@@ -45,12 +43,15 @@ clusters:
 - name: c2
   cluster:
     server: https://127.0.0.1:6443
-    certificate-authority-data: )" + base64_encode(ca_.cert_pem) + R"(
+    certificate-authority-data: )" +
+                                  base64_encode(ca_.cert_pem) + R"(
 users:
 - name: u2
   user:
-    client-certificate-data: )" + base64_encode(client_.cert_pem) + R"(
-    client-key-data: )" + base64_encode(client_.key_pem) + R"(
+    client-certificate-data: )" + base64_encode(client_.cert_pem) +
+                                  R"(
+    client-key-data: )" + base64_encode(client_.key_pem) +
+                                  R"(
 contexts:
 - name: first
   context: {cluster: c1, user: u2}

@@ -9,8 +9,10 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
-const std::string kAdded = R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a{b}\"c"}}})" "\n";
-const std::string kDeleted = R"({"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"x","labels":{"k":"]}"}}}})" "\n";
+const std::string kAdded = R"({"type":"ADDED","object":{"kind":"Pod","metadata":{"name":"a{b}\"c"}}})"
+                           "\n";
+const std::string kDeleted = R"({"type":"DELETED","object":{"kind":"Pod","metadata":{"name":"x","labels":{"k":"]}"}}}})"
+                             "\n";
 
 TEST(JsonFrameSplitter, WholeEventsInOneChunk) {
   JsonFrameSplitter s;
@@ -30,7 +32,8 @@ TEST(JsonFrameSplitter, EventsSplitAtEveryByteComeOutWhole) {
 
 TEST(JsonFrameSplitter, BracesAndQuotesInsideStringsDoNotEndAnEvent) {
   JsonFrameSplitter s;
-  std::string tricky = R"({"type":"MODIFIED","object":{"s":"}\\\"{","t":"\\"}})" "\n";
+  std::string tricky = R"({"type":"MODIFIED","object":{"s":"}\\\"{","t":"\\"}})"
+                       "\n";
   EXPECT_THAT(s.feed(tricky), ElementsAre(tricky));
 }
 

@@ -2,15 +2,15 @@
 
 #include "faultline/admin/audit_flusher.hpp"
 
-#include <boost/json/parse.hpp>
 #include <gtest/gtest.h>
+#include <boost/json/parse.hpp>
 
+#include <unistd.h>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
-#include <unistd.h>
 
 #include "files.hpp"
 
@@ -48,9 +48,7 @@ audit::Record request(std::string path) {
   return r;
 }
 
-std::uint64_t seq_of(const std::string& line) {
-  return boost::json::parse(line).at("seq").to_number<std::uint64_t>();
-}
+std::uint64_t seq_of(const std::string& line) { return boost::json::parse(line).at("seq").to_number<std::uint64_t>(); }
 
 std::vector<std::uint64_t> seqs(const AuditSince& s) {
   std::vector<std::uint64_t> out;

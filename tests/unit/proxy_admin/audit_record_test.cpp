@@ -1,8 +1,8 @@
 #include "faultline/audit/record.hpp"
 
+#include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
@@ -106,10 +106,10 @@ TEST(AuditRecord, LineIsOneJsonObjectEndingInNewlineEvenWithNastyStrings) {
 
 TEST(AuditRecord, LineIsValidUtf8WhenTheClientSentOtherBytes) {
   Record r = sample_record();
-  r.user_agent = "kubectl/\xff\xfe";               // raw header bytes
-  r.path = "/api/v1/namespaces/caf\xe9/pods";     // raw target bytes
+  r.user_agent = "kubectl/\xff\xfe";           // raw header bytes
+  r.path = "/api/v1/namespaces/caf\xe9/pods";  // raw target bytes
   r.namespace_ = "caf\xe9";
-  r.name = "\xc3\x28";                           // percent-decoded from the path
+  r.name = "\xc3\x28";  // percent-decoded from the path
   const std::string line = to_json_line(r);
   boost::system::error_code ec;
   const json::value parsed = json::parse(line, ec);  // Boost.JSON rejects ill-formed UTF-8

@@ -169,8 +169,10 @@ TEST(ProxyMetrics, ExposesTheProxyMetricSet) {
   EXPECT_EQ(e.type.at("faultline_open_connections"), "gauge");
   EXPECT_EQ(e.type.at("faultline_open_watches"), "gauge");
 
-  EXPECT_EQ(e.value("faultline_requests_total", L{{"verb", "create"}, {"resource", "pods/binding"}, {"code", "201"}}), 2);
-  EXPECT_EQ(e.value("faultline_requests_total", L{{"verb", "create"}, {"resource", "pods/binding"}, {"code", "none"}}), 1);
+  EXPECT_EQ(e.value("faultline_requests_total", L{{"verb", "create"}, {"resource", "pods/binding"}, {"code", "201"}}),
+            2);
+  EXPECT_EQ(e.value("faultline_requests_total", L{{"verb", "create"}, {"resource", "pods/binding"}, {"code", "none"}}),
+            1);
   EXPECT_EQ(e.value("faultline_rule_matched_total", L{{"rule", "outage-mid-bind"}}), 1);
   EXPECT_EQ(e.value("faultline_faults_fired_total", L{{"rule", "outage-mid-bind"}, {"action", "outage"}}), 1);
   EXPECT_EQ(e.value("faultline_upstream_latency_seconds_bucket", L{{"le", "0.001"}}), 1);

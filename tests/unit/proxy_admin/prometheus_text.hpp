@@ -72,7 +72,9 @@ inline Exposition parse_exposition(const std::string& text) {
   std::istringstream in(text);
   std::string line;
   int lineno = 0;
-  auto fail = [&](const std::string& why) { throw std::runtime_error("line " + std::to_string(lineno) + ": " + why + ": " + line); };
+  auto fail = [&](const std::string& why) {
+    throw std::runtime_error("line " + std::to_string(lineno) + ": " + why + ": " + line);
+  };
   while (std::getline(in, line)) {
     ++lineno;
     if (line.empty()) fail("empty line");
@@ -113,7 +115,10 @@ inline Exposition parse_exposition(const std::string& text) {
     if (i < line.size() && line[i] == '{') {
       ++i;
       while (true) {
-        if (i < line.size() && line[i] == '}') { ++i; break; }
+        if (i < line.size() && line[i] == '}') {
+          ++i;
+          break;
+        }
         std::size_t start = i;
         while (i < line.size() && metric_char(line[i], i == start) && line[i] != ':') ++i;
         const std::string label = line.substr(start, i - start);
@@ -137,8 +142,10 @@ inline Exposition parse_exposition(const std::string& text) {
         }
         if (!s.labels.emplace(label, value).second) fail("duplicate label " + label);
         if (i < line.size() && line[i] == ',') ++i;
-        else if (i < line.size() && line[i] == '}') { ++i; break; }
-        else fail("expected , or } after a label");
+        else if (i < line.size() && line[i] == '}') {
+          ++i;
+          break;
+        } else fail("expected , or } after a label");
       }
     }
     if (i >= line.size() || line[i] != ' ') fail("expected a space before the value");

@@ -1,9 +1,9 @@
 #include "faultline/audit/utf8.hpp"
 
+#include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/string.hpp>
-#include <gtest/gtest.h>
 
 #include <string>
 
@@ -23,15 +23,17 @@ TEST(Utf8, WellFormedTextIsKeptAsItIs) {
 
 // The Unicode Standard's examples of U+FFFD for maximal subparts (chapter 3, "U+FFFD Substitution").
 TEST(Utf8, EachMaximalIllFormedSubpartBecomesOneReplacementCharacter) {
-  EXPECT_EQ(to_valid_utf8("a\x80z"), "a" + R + "z");                 // lone continuation byte
-  EXPECT_EQ(to_valid_utf8("\xC0\xAF"), R + R);                        // overlong: C0 never starts one
-  EXPECT_EQ(to_valid_utf8("\xE0\x80\xAF"), R + R + R);                // overlong three-byte form
-  EXPECT_EQ(to_valid_utf8("\xED\xA0\x80"), R + R + R);                // a surrogate
-  EXPECT_EQ(to_valid_utf8("\xF4\x90\x80\x80"), R + R + R + R);        // above U+10FFFF
-  EXPECT_EQ(to_valid_utf8("\xE2\x82" "A"), R + "A");                  // truncated, then ASCII
-  EXPECT_EQ(to_valid_utf8("\xF0\x9F\x98"), R);                        // truncated at the end
+  EXPECT_EQ(to_valid_utf8("a\x80z"), "a" + R + "z");            // lone continuation byte
+  EXPECT_EQ(to_valid_utf8("\xC0\xAF"), R + R);                  // overlong: C0 never starts one
+  EXPECT_EQ(to_valid_utf8("\xE0\x80\xAF"), R + R + R);          // overlong three-byte form
+  EXPECT_EQ(to_valid_utf8("\xED\xA0\x80"), R + R + R);          // a surrogate
+  EXPECT_EQ(to_valid_utf8("\xF4\x90\x80\x80"), R + R + R + R);  // above U+10FFFF
+  EXPECT_EQ(to_valid_utf8("\xE2\x82"
+                          "A"),
+            R + "A");                           // truncated, then ASCII
+  EXPECT_EQ(to_valid_utf8("\xF0\x9F\x98"), R);  // truncated at the end
   EXPECT_EQ(to_valid_utf8("\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64"),
-            "a" + R + R + R + "b" + R + "c" + R + R + "d");           // the standard's table 3-8
+            "a" + R + R + R + "b" + R + "c" + R + R + "d");  // the standard's table 3-8
   EXPECT_EQ(to_valid_utf8("\xFF\xFE"), R + R);
   EXPECT_FALSE(is_valid_utf8("\xC3"));
 }

@@ -8,6 +8,9 @@
 #include "files.hpp"
 #include "prometheus_text.hpp"
 
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
@@ -15,9 +18,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json/parse.hpp>
-#include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
 #include <fstream>
 #include <regex>
@@ -89,7 +89,9 @@ class AdminServerTest : public ::testing::Test {
   }
 
   Response get(const std::string& target) { return send(http::verb::get, target); }
-  Response post(const std::string& target, const std::string& body = "") { return send(http::verb::post, target, body); }
+  Response post(const std::string& target, const std::string& body = "") {
+    return send(http::verb::post, target, body);
+  }
   Response put_scenario(const std::string& yaml) { return send(http::verb::put, "/v1/scenario", yaml); }
 
   // Writes raw bytes and reads one response (the server closes after error answers).
@@ -109,9 +111,7 @@ class AdminServerTest : public ::testing::Test {
     return json::parse(res.body());
   }
 
-  static std::string error_of(const Response& res) {
-    return std::string(body_json(res).at("error").as_string());
-  }
+  static std::string error_of(const Response& res) { return std::string(body_json(res).at("error").as_string()); }
 
   faults::ManualClock clock_;
   AuditLog audit_{{.ring_capacity = 5}};
@@ -174,8 +174,8 @@ TEST_F(AdminServerTest, PutGoodScenarioSwapsItAndGetReturnsIt) {
 TEST_F(AdminServerTest, GetScenarioAsJsonOnRequest) {
   start();
   ASSERT_EQ(put_scenario(kBindFailures).result(), http::status::ok);
-  for (const Response& res : {get("/v1/scenario?format=json"),
-                              send(http::verb::get, "/v1/scenario", "", {{"Accept", "application/json"}})}) {
+  for (const Response& res :
+       {get("/v1/scenario?format=json"), send(http::verb::get, "/v1/scenario", "", {{"Accept", "application/json"}})}) {
     ASSERT_EQ(res.result(), http::status::ok) << res.body();
     const json::value doc = body_json(res);
     EXPECT_EQ(doc.at("metadata").at("name").as_string(), "bind-failures");
@@ -372,7 +372,8 @@ TEST_F(AdminServerTest, MetricsServePrometheusText) {
   ASSERT_EQ(res.result(), http::status::ok);
   EXPECT_EQ(res[http::field::content_type], "text/plain; version=0.0.4; charset=utf-8");
   const auto e = test::parse_exposition(res.body());
-  EXPECT_EQ(e.value("faultline_requests_total", {{"verb", "create"}, {"resource", "pods/binding"}, {"code", "500"}}), 1);
+  EXPECT_EQ(e.value("faultline_requests_total", {{"verb", "create"}, {"resource", "pods/binding"}, {"code", "500"}}),
+            1);
   EXPECT_EQ(e.value("faultline_open_watches"), 1);
   EXPECT_EQ(e.type.at("faultline_upstream_latency_seconds"), "histogram");
 }
@@ -527,7 +528,7 @@ TEST_F(AdminServerTest, StopClosesIdleConnectionsAndTheIoContextRunsOut) {
   tcp::socket idle(ioc);
   idle.connect(endpoint_);
   EXPECT_EQ(get("/healthz").result(), http::status::ok);  // the idle one is accepted by now
-  stop();                                                   // joins the io_context threads
+  stop();                                                 // joins the io_context threads
   char byte;
   boost::system::error_code ec;
   idle.read_some(asio::buffer(&byte, 1), ec);

@@ -45,7 +45,8 @@ class RuleMatchedMetric : public ::testing::Test {
   }
 
   double matched(const std::string& rule) {
-    return admin::test::parse_exposition(metrics_.render()).value("faultline_rule_matched_total", Labels{{"rule", rule}});
+    return admin::test::parse_exposition(metrics_.render())
+        .value("faultline_rule_matched_total", Labels{{"rule", rule}});
   }
 
   faults::ManualClock clock_;
@@ -57,8 +58,8 @@ TEST_F(RuleMatchedMetric, CountsEveryMatchWhetherOrNotTheRuleFired) {
   EXPECT_EQ(decide_binds(7), 2) << "every: 3 fires on the 3rd and 6th match";
   EXPECT_EQ(matched("every-third-bind"), 7);
   EXPECT_EQ(engine_.counters()[0].matched, 7u) << "the metric and GET /v1/rules agree";
-  EXPECT_FALSE(admin::test::parse_exposition(metrics_.render())
-                   .has("faultline_rule_matched_total", Labels{{"rule", "secrets"}}))
+  EXPECT_FALSE(
+      admin::test::parse_exposition(metrics_.render()).has("faultline_rule_matched_total", Labels{{"rule", "secrets"}}))
       << "a rule that matched nothing has no series yet";
 }
 

@@ -25,10 +25,9 @@
 
 namespace faultline::faults {
 
-using Action = std::variant<actions::Respond, actions::Reset, actions::Close, actions::Delay,
-                            actions::Hang, actions::DropResponse, actions::Outage,
-                            actions::WatchReset, actions::WatchGone, actions::WatchInject,
-                            actions::WatchDrop, actions::GoAway, actions::Stall>;
+using Action = std::variant<actions::Respond, actions::Reset, actions::Close, actions::Delay, actions::Hang,
+                            actions::DropResponse, actions::Outage, actions::WatchReset, actions::WatchGone,
+                            actions::WatchInject, actions::WatchDrop, actions::GoAway, actions::Stall>;
 
 // The `type` name of the action ("respond", "watch-reset", ...).
 std::string_view action_type(const Action& action);

@@ -35,9 +35,9 @@ struct Plan {
 
 struct RuleCounters {
   std::string name;
-  std::uint64_t matched = 0;  // requests that matched while the rule was active
-  std::uint64_t fired = 0;    // of those, how many got the action
-  bool window_opened = false; // armed (rules without a trigger) or afterMatches reached
+  std::uint64_t matched = 0;   // requests that matched while the rule was active
+  std::uint64_t fired = 0;     // of those, how many got the action
+  bool window_opened = false;  // armed (rules without a trigger) or afterMatches reached
 };
 
 // Whole-proxy outage in progress (from an outage action or the admin API).

@@ -23,11 +23,11 @@ struct Match {
   // "pods" (no subresource), "pods/binding", "pods/*", "*/status", "deployments.apps", "*".
   // Without ".group" the resource matches in any API group.
   std::vector<std::string> resources;
-  std::vector<std::string> namespaces;  // globs
-  std::vector<std::string> names;       // globs
-  std::vector<std::string> user_agents; // globs
-  std::vector<std::string> paths;       // globs over the URL path (useful for non-resource URLs)
-  std::vector<HeaderMatch> headers;     // every header listed must be present and match
+  std::vector<std::string> namespaces;   // globs
+  std::vector<std::string> names;        // globs
+  std::vector<std::string> user_agents;  // globs
+  std::vector<std::string> paths;        // globs over the URL path (useful for non-resource URLs)
+  std::vector<HeaderMatch> headers;      // every header listed must be present and match
 
   bool matches(const Request& request) const;
   bool empty() const;

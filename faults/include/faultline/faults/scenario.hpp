@@ -90,9 +90,9 @@ struct Scenario {
 // Bounds on one scenario (a file, or the body of the admin API's PUT /v1/scenario). What is beyond
 // them is an error, so neither loading nor anything done with a loaded scenario can grow without bound.
 inline constexpr std::size_t max_scenario_bytes = 1024 * 1024;  // 1 MiB
-inline constexpr std::size_t max_scenario_depth = 64;            // mappings and lists inside each other
-inline constexpr std::size_t max_scenario_nodes = 100'000;       // values: scalars, mappings, lists
-inline constexpr std::size_t max_reported_errors = 50;           // then "... and N more errors"
+inline constexpr std::size_t max_scenario_depth = 64;           // mappings and lists inside each other
+inline constexpr std::size_t max_scenario_nodes = 100'000;      // values: scalars, mappings, lists
+inline constexpr std::size_t max_reported_errors = 50;          // then "... and N more errors"
 
 // All problems found in one file, each "file:line:column: key.path: what is wrong".
 class ScenarioError : public std::runtime_error {

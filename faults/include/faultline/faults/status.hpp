@@ -20,7 +20,7 @@ struct StatusDetails {
 
 struct Status {
   int code = 500;
-  std::string reason;   // "" (StatusReasonUnknown) is left out of the JSON, as Go's omitempty does
+  std::string reason;  // "" (StatusReasonUnknown) is left out of the JSON, as Go's omitempty does
   std::string message;
   std::optional<StatusDetails> details;
 };

@@ -15,14 +15,14 @@ enum class CheckStatus { passed, violated, no_data, skipped };
 std::string to_string(CheckStatus s);
 
 struct CheckResult {
-    std::string name;
-    CheckStatus status = CheckStatus::no_data;
-    std::int64_t count = 0;              // how many things violate the invariant
-    std::string summary;                 // one line a human reads first
-    std::vector<std::string> evidence;   // pod names, allocation keys, audit records
-    bool expected_violated = false;       // listed in the scenario's `expect:`
+  std::string name;
+  CheckStatus status = CheckStatus::no_data;
+  std::int64_t count = 0;             // how many things violate the invariant
+  std::string summary;                // one line a human reads first
+  std::vector<std::string> evidence;  // pod names, allocation keys, audit records
+  bool expected_violated = false;     // listed in the scenario's `expect:`
 
-    bool failed() const { return status == CheckStatus::violated || status == CheckStatus::no_data; }
+  bool failed() const { return status == CheckStatus::violated || status == CheckStatus::no_data; }
 };
 
 CheckResult check_pods_bound(const Observations& obs);
@@ -34,30 +34,29 @@ CheckResult check_bound_to_live_node(const Observations& obs);
 // Runs the named checks, in the order given; the names are faults' invariants (faults/invariants.hpp,
 // unknown names throw std::invalid_argument). Invariants that need YuniKorn are skipped, saying so,
 // when obs.scheduler is not yunikorn. No names, no results.
-std::vector<CheckResult> run_checks(const std::vector<std::string>& names,
-                                    const std::vector<std::string>& expect,
+std::vector<CheckResult> run_checks(const std::vector<std::string>& names, const std::vector<std::string>& expect,
                                     const Observations& obs);
 
 enum class Verdict { pass, fail, reproduced, error };
 std::string to_string(Verdict v);
 
-// pass: nothing expected, nothing failed (also with no checks at all). reproduced: exactly the expected checks were violated
-// (with data). Anything else is fail. `error` is decided by the caller when the run itself broke.
+// pass: nothing expected, nothing failed (also with no checks at all). reproduced: exactly the expected checks were
+// violated (with data). Anything else is fail. `error` is decided by the caller when the run itself broke.
 Verdict decide_verdict(const std::vector<CheckResult>& results);
 
 // Headline numbers for the report (README "Report": `stats`).
 struct RunStats {
-    std::int64_t pods = 0;
-    std::int64_t bound_pods = 0;
-    std::int64_t running_pods = 0;
-    std::int64_t stranded_pods = 0;
-    std::int64_t deleted_pods = 0;
-    std::optional<std::int64_t> queue_allocated_pods;  // only with a YuniKorn snapshot
-    std::optional<std::int64_t> phantom_allocations;
-    // Bind requests through the proxy (only with its audit): answered 2xx, and everything else
-    // (an injected or upstream error status, or a connection cut before any answer).
-    std::optional<std::int64_t> binds_succeeded;
-    std::optional<std::int64_t> binds_failed;
+  std::int64_t pods = 0;
+  std::int64_t bound_pods = 0;
+  std::int64_t running_pods = 0;
+  std::int64_t stranded_pods = 0;
+  std::int64_t deleted_pods = 0;
+  std::optional<std::int64_t> queue_allocated_pods;  // only with a YuniKorn snapshot
+  std::optional<std::int64_t> phantom_allocations;
+  // Bind requests through the proxy (only with its audit): answered 2xx, and everything else
+  // (an injected or upstream error status, or a connection cut before any answer).
+  std::optional<std::int64_t> binds_succeeded;
+  std::optional<std::int64_t> binds_failed;
 };
 RunStats compute_stats(const Observations& obs);
 

@@ -9,13 +9,13 @@
 namespace faultline::harness {
 
 struct PlainResponse {
-    int status = 0;
-    std::string body;
-    std::map<std::string, std::string> headers;  // names lower-cased
-    std::string header(const std::string& lower_name) const {
-        auto it = headers.find(lower_name);
-        return it == headers.end() ? std::string() : it->second;
-    }
+  int status = 0;
+  std::string body;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string header(const std::string& lower_name) const {
+    auto it = headers.find(lower_name);
+    return it == headers.end() ? std::string() : it->second;
+  }
 };
 
 // A coroutine on the caller's executor; one deadline (timeout) covers connect, write and read.

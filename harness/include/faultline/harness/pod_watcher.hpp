@@ -15,47 +15,47 @@
 namespace faultline::harness {
 
 class PodWatcher {
-public:
-    struct Counts {
-        std::int64_t pods = 0;
-        std::int64_t live = 0;
-        std::int64_t bound = 0;    // live and bound
-        std::int64_t running = 0;  // live and Running
-        WallTime last_change{};
-    };
+ public:
+  struct Counts {
+    std::int64_t pods = 0;
+    std::int64_t live = 0;
+    std::int64_t bound = 0;    // live and bound
+    std::int64_t running = 0;  // live and Running
+    WallTime last_change{};
+  };
 
-    PodWatcher(KubeClient& client, std::string ns, std::string label_selector);
-    // Destroying it cancels a watch that is still running; stop() first to wait for its end.
-    PodWatcher(const PodWatcher&) = delete;
-    PodWatcher& operator=(const PodWatcher&) = delete;
+  PodWatcher(KubeClient& client, std::string ns, std::string label_selector);
+  // Destroying it cancels a watch that is still running; stop() first to wait for its end.
+  PodWatcher(const PodWatcher&) = delete;
+  PodWatcher& operator=(const PodWatcher&) = delete;
 
-    // The first list happens here (throws on failure); then the watch runs on its own.
-    boost::asio::awaitable<void> start();
-    // Cancels the watch and returns once it has ended.
-    boost::asio::awaitable<void> stop();
-    void mark_deleted_by_harness(const std::string& uid);
+  // The first list happens here (throws on failure); then the watch runs on its own.
+  boost::asio::awaitable<void> start();
+  // Cancels the watch and returns once it has ended.
+  boost::asio::awaitable<void> stop();
+  void mark_deleted_by_harness(const std::string& uid);
 
-    PodObservations snapshot() const;
-    Counts counts() const;
-    std::string error() const;  // why the watch gave up, empty while healthy
-    std::int64_t relists() const { return relists_; }
+  PodObservations snapshot() const;
+  Counts counts() const;
+  std::string error() const;  // why the watch gave up, empty while healthy
+  std::int64_t relists() const { return relists_; }
 
-    // Applies one pod object as seen at `now` (exposed for unit tests of the history rules).
-    static void apply(PodObservations& obs, const std::string& type, const boost::json::value& pod, WallTime now);
+  // Applies one pod object as seen at `now` (exposed for unit tests of the history rules).
+  static void apply(PodObservations& obs, const std::string& type, const boost::json::value& pod, WallTime now);
 
-private:
-    boost::asio::awaitable<std::string> list_and_reconcile();
-    boost::asio::awaitable<void> run();
+ private:
+  boost::asio::awaitable<std::string> list_and_reconcile();
+  boost::asio::awaitable<void> run();
 
-    // Everything runs on the client's (single-threaded) executor: no locks.
-    KubeClient& client_;
-    std::string ns_;
-    std::string selector_;
-    PodObservations obs_;
-    WallTime last_change_{};
-    std::int64_t relists_ = 0;
-    std::string resource_version_;
-    BackgroundTask watch_;
+  // Everything runs on the client's (single-threaded) executor: no locks.
+  KubeClient& client_;
+  std::string ns_;
+  std::string selector_;
+  PodObservations obs_;
+  WallTime last_change_{};
+  std::int64_t relists_ = 0;
+  std::string resource_version_;
+  BackgroundTask watch_;
 };
 
 }  // namespace faultline::harness

@@ -14,52 +14,52 @@
 namespace faultline::harness {
 
 struct FaultCounter {
-    std::string rule;
-    std::int64_t matched = 0;
-    std::int64_t fired = 0;
+  std::string rule;
+  std::int64_t matched = 0;
+  std::int64_t fired = 0;
 };
 
 // When a rule actually fired, from the proxy's audit records that carry its name.
 struct FaultWindow {
-    std::string rule;
-    std::string action;
-    WallTime first{};
-    WallTime last{};
-    std::int64_t requests = 0;
+  std::string rule;
+  std::string action;
+  WallTime first{};
+  WallTime last{};
+  std::int64_t requests = 0;
 };
 std::vector<FaultWindow> fault_windows(const std::vector<AuditRecord>& audit);
 
 // Cumulative pod counts over time, for the timeline.
 struct TimelinePoint {
-    double seconds = 0;  // since the run started
-    std::int64_t created = 0;
-    std::int64_t bound = 0;
-    std::int64_t running = 0;
+  double seconds = 0;  // since the run started
+  std::int64_t created = 0;
+  std::int64_t bound = 0;
+  std::int64_t running = 0;
 };
 // At most max_points points, one per event time bucket, ending with the final counts.
 std::vector<TimelinePoint> build_timeline(const PodObservations& pods, WallTime start, std::size_t max_points = 400);
 
 struct Report {
-    std::string scenario;
-    std::string scenario_file;
-    std::uint64_t seed = 0;
-    Verdict verdict = Verdict::error;
-    std::string error;  // why the run failed (verdict error)
-    std::string scheduler;
-    std::map<std::string, std::string> versions;
-    std::string yunikorn_build;  // scripts/components' yunikorn-build.json (a JSON object); empty: not known
-    WallTime started{};
-    WallTime finished{};
-    std::int64_t nodes = 0;
-    std::int64_t pods_created = 0;
-    double create_rate_achieved = 0;  // pods/s over the creation window, measured
-    std::map<std::string, std::int64_t> client_retries;  // transient apiserver errors retried, by kind
-    std::vector<FaultCounter> faults;
-    std::vector<FaultWindow> fault_windows;
-    std::vector<CheckResult> checks;
-    RunStats stats;
-    std::vector<TimelinePoint> timeline;
-    std::vector<std::string> notes;  // things a reader should know (e.g. settle timed out)
+  std::string scenario;
+  std::string scenario_file;
+  std::uint64_t seed = 0;
+  Verdict verdict = Verdict::error;
+  std::string error;  // why the run failed (verdict error)
+  std::string scheduler;
+  std::map<std::string, std::string> versions;
+  std::string yunikorn_build;  // scripts/components' yunikorn-build.json (a JSON object); empty: not known
+  WallTime started{};
+  WallTime finished{};
+  std::int64_t nodes = 0;
+  std::int64_t pods_created = 0;
+  double create_rate_achieved = 0;                     // pods/s over the creation window, measured
+  std::map<std::string, std::int64_t> client_retries;  // transient apiserver errors retried, by kind
+  std::vector<FaultCounter> faults;
+  std::vector<FaultWindow> fault_windows;
+  std::vector<CheckResult> checks;
+  RunStats stats;
+  std::vector<TimelinePoint> timeline;
+  std::vector<std::string> notes;  // things a reader should know (e.g. settle timed out)
 };
 
 int exit_code(Verdict v);  // 0 pass/reproduced, 1 fail, 2 error

@@ -13,22 +13,22 @@
 namespace faultline::harness {
 
 struct RunOptions {
-    std::filesystem::path kubeconfig;  // empty: $KUBECONFIG or ~/.kube/config
-    std::string context;
-    std::string scheduler = "yunikorn";  // yunikorn | kube-scheduler
-    std::string yunikorn_url;             // required with yunikorn
-    std::string proxy_admin_url;           // required when the scenario has faults
-    std::string proxy_admin_token;
-    std::filesystem::path out_dir;        // fullstatedump and other raw evidence go here too
-    // Overrides of the scenario (the chaos driver's NODES=, PODS=, RATE=, ...); pods/rate apply to the
-    // first phase, nodes to the node pool.
-    std::optional<std::uint64_t> nodes;
-    std::optional<std::uint64_t> pods;
-    std::optional<double> rate;
-    std::optional<std::chrono::milliseconds> settle;
-    std::optional<std::vector<std::string>> expect;
-    unsigned node_concurrency = 16;
-    std::chrono::seconds node_ready_timeout{180};
+  std::filesystem::path kubeconfig;  // empty: $KUBECONFIG or ~/.kube/config
+  std::string context;
+  std::string scheduler = "yunikorn";  // yunikorn | kube-scheduler
+  std::string yunikorn_url;            // required with yunikorn
+  std::string proxy_admin_url;         // required when the scenario has faults
+  std::string proxy_admin_token;
+  std::filesystem::path out_dir;  // fullstatedump and other raw evidence go here too
+  // Overrides of the scenario (the chaos driver's NODES=, PODS=, RATE=, ...); pods/rate apply to the
+  // first phase, nodes to the node pool.
+  std::optional<std::uint64_t> nodes;
+  std::optional<std::uint64_t> pods;
+  std::optional<double> rate;
+  std::optional<std::chrono::milliseconds> settle;
+  std::optional<std::vector<std::string>> expect;
+  unsigned node_concurrency = 16;
+  std::chrono::seconds node_ready_timeout{180};
 };
 
 // Never throws for a failed run: the report then carries verdict `error` and the reason, plus

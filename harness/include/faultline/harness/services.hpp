@@ -13,26 +13,26 @@
 namespace faultline::harness {
 
 class ProxyAdmin {
-public:
-    ProxyAdmin(std::string base_url, std::string bearer_token);
+ public:
+  ProxyAdmin(std::string base_url, std::string bearer_token);
 
-    // PUT /v1/scenario; throws with the proxy's errors when it refuses the scenario.
-    boost::asio::awaitable<void> put_scenario(std::string yaml);
-    boost::asio::awaitable<void> arm();
-    boost::asio::awaitable<void> disarm();
-    boost::asio::awaitable<std::vector<FaultCounter>> rules();
-    // The newest sequence number so far (records after it belong to this run).
-    boost::asio::awaitable<std::uint64_t> audit_head();
-    // Appends records after `since` (following `more`), advancing `since`; malformed lines are
-    // counted in `out` and skipped. Throws when records were evicted from the proxy's memory (a
-    // gap would hide deletes).
-    boost::asio::awaitable<void> read_audit(std::uint64_t& since, audit::DecodedLines& out);
+  // PUT /v1/scenario; throws with the proxy's errors when it refuses the scenario.
+  boost::asio::awaitable<void> put_scenario(std::string yaml);
+  boost::asio::awaitable<void> arm();
+  boost::asio::awaitable<void> disarm();
+  boost::asio::awaitable<std::vector<FaultCounter>> rules();
+  // The newest sequence number so far (records after it belong to this run).
+  boost::asio::awaitable<std::uint64_t> audit_head();
+  // Appends records after `since` (following `more`), advancing `since`; malformed lines are
+  // counted in `out` and skipped. Throws when records were evicted from the proxy's memory (a
+  // gap would hide deletes).
+  boost::asio::awaitable<void> read_audit(std::uint64_t& since, audit::DecodedLines& out);
 
-    const std::string& url() const { return base_; }
+  const std::string& url() const { return base_; }
 
-private:
-    std::string base_;
-    std::string token_;
+ private:
+  std::string base_;
+  std::string token_;
 };
 
 // GET queues, applications/active and nodes of the partition. fullStateDump (if non-null) gets

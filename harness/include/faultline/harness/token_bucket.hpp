@@ -11,21 +11,22 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 using SteadyClockFn = std::function<SteadyTime()>;
 
 class TokenBucket {
-public:
-    // rate: tokens per second (> 0); burst: how many may go at once after an idle period (>= 1).
-    TokenBucket(double rate, double burst, SteadyClockFn now = [] { return std::chrono::steady_clock::now(); });
+ public:
+  // rate: tokens per second (> 0); burst: how many may go at once after an idle period (>= 1).
+  TokenBucket(
+      double rate, double burst, SteadyClockFn now = [] { return std::chrono::steady_clock::now(); });
 
-    // Takes one token and returns how long the caller must wait before using it (zero: go now).
-    // Thread-safe; concurrent callers get distinct, evenly spaced slots.
-    std::chrono::nanoseconds reserve();
+  // Takes one token and returns how long the caller must wait before using it (zero: go now).
+  // Thread-safe; concurrent callers get distinct, evenly spaced slots.
+  std::chrono::nanoseconds reserve();
 
-private:
-    std::chrono::nanoseconds interval_;
-    std::chrono::nanoseconds tolerance_;  // (burst - 1) intervals
-    SteadyClockFn now_;
-    std::mutex mutex_;
-    SteadyTime theoretical_{};
-    bool started_ = false;
+ private:
+  std::chrono::nanoseconds interval_;
+  std::chrono::nanoseconds tolerance_;  // (burst - 1) intervals
+  SteadyClockFn now_;
+  std::mutex mutex_;
+  SteadyTime theoretical_{};
+  bool started_ = false;
 };
 
 }  // namespace faultline::harness

@@ -32,46 +32,46 @@ boost::json::value make_pod(const std::string& ns, const std::string& name, cons
 std::string pod_name(const std::string& phase, std::uint64_t index);  // <phase>-00001
 
 struct PhaseResult {
-    std::string name;
-    std::uint64_t requested = 0;
-    std::uint64_t created = 0;
-    std::uint64_t failed = 0;
-    std::vector<std::string> errors;  // the first few failures
-    WallTime started{};
-    WallTime finished{};
-    double seconds = 0;  // first creation start to last creation end
-    double rate() const { return seconds > 0 ? static_cast<double>(created) / seconds : 0; }
+  std::string name;
+  std::uint64_t requested = 0;
+  std::uint64_t created = 0;
+  std::uint64_t failed = 0;
+  std::vector<std::string> errors;  // the first few failures
+  WallTime started{};
+  WallTime finished{};
+  double seconds = 0;  // first creation start to last creation end
+  double rate() const { return seconds > 0 ? static_cast<double>(created) / seconds : 0; }
 };
 
 struct NodesResult {
-    std::uint64_t created = 0;
-    std::uint64_t existing = 0;  // already there (409), e.g. from an earlier run on this stack
-    double seconds = 0;
+  std::uint64_t created = 0;
+  std::uint64_t existing = 0;  // already there (409), e.g. from an earlier run on this stack
+  double seconds = 0;
 };
 
 // Progress sink: called with a one-line status, `final` on the last call of a step.
 using ProgressFn = std::function<void(const std::string& line, bool final)>;
 
 class Workload {
-public:
-    Workload(KubeClient& client, const faults::Workload& spec, std::string scheduler_under_test, ProgressFn progress);
+ public:
+  Workload(KubeClient& client, const faults::Workload& spec, std::string scheduler_under_test, ProgressFn progress);
 
-    boost::asio::awaitable<void> ensure_namespace();
-    // Deletes pods left by earlier runs (label faultline.io/workload) and waits until they are gone.
-    boost::asio::awaitable<std::uint64_t> delete_leftover_pods(std::chrono::seconds timeout);
-    boost::asio::awaitable<NodesResult> create_nodes(unsigned concurrency);
-    boost::asio::awaitable<void> wait_nodes_ready(std::chrono::seconds timeout);
-    // Creates the phase's pods. before_first runs once, just before the first creation (arming faults).
-    // status() is appended to progress lines (e.g. "bound 120").
-    boost::asio::awaitable<PhaseResult> run_phase(const faults::Phase& phase,
-                                                  std::function<boost::asio::awaitable<void>()> before_first,
-                                                  std::function<std::string()> status);
+  boost::asio::awaitable<void> ensure_namespace();
+  // Deletes pods left by earlier runs (label faultline.io/workload) and waits until they are gone.
+  boost::asio::awaitable<std::uint64_t> delete_leftover_pods(std::chrono::seconds timeout);
+  boost::asio::awaitable<NodesResult> create_nodes(unsigned concurrency);
+  boost::asio::awaitable<void> wait_nodes_ready(std::chrono::seconds timeout);
+  // Creates the phase's pods. before_first runs once, just before the first creation (arming faults).
+  // status() is appended to progress lines (e.g. "bound 120").
+  boost::asio::awaitable<PhaseResult> run_phase(const faults::Phase& phase,
+                                                std::function<boost::asio::awaitable<void>()> before_first,
+                                                std::function<std::string()> status);
 
-private:
-    KubeClient& client_;
-    const faults::Workload& spec_;
-    std::string scheduler_;
-    ProgressFn progress_;
+ private:
+  KubeClient& client_;
+  const faults::Workload& spec_;
+  std::string scheduler_;
+  ProgressFn progress_;
 };
 
 }  // namespace faultline::harness

@@ -10,7 +10,7 @@
 namespace faultline::harness {
 
 struct DecodeError : std::runtime_error {
-    using std::runtime_error::runtime_error;
+  using std::runtime_error::runtime_error;
 };
 
 // GET /ws/v1/partition/default/queues: one PartitionQueueDAOInfo tree; returned flattened.

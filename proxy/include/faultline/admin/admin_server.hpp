@@ -25,9 +25,9 @@
 namespace faultline::admin {
 
 struct AdminServerOptions {
-  std::string address = "127.0.0.1";  // IPv4 or IPv6 literal
-  std::uint16_t port = 0;              // 0: pick a free port (see AdminServer::local_endpoint)
-  std::string token{};                 // empty: no authentication; never logged
+  std::string address = "127.0.0.1";         // IPv4 or IPv6 literal
+  std::uint16_t port = 0;                    // 0: pick a free port (see AdminServer::local_endpoint)
+  std::string token{};                       // empty: no authentication; never logged
   std::size_t body_limit = 4 * 1024 * 1024;  // larger bodies: 413
   std::size_t header_limit = 16 * 1024;      // larger headers: 431
   std::chrono::seconds timeout{30};          // per request read and keep-alive idle time

@@ -15,8 +15,7 @@ namespace faultline::admin {
 
 class AuditFlusher {
  public:
-  AuditFlusher(boost::asio::io_context& ioc, AuditLog& log,
-               std::chrono::milliseconds period = std::chrono::seconds(1));
+  AuditFlusher(boost::asio::io_context& ioc, AuditLog& log, std::chrono::milliseconds period = std::chrono::seconds(1));
   AuditFlusher(const AuditFlusher&) = delete;
   AuditFlusher& operator=(const AuditFlusher&) = delete;
 

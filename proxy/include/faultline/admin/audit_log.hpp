@@ -25,9 +25,7 @@ struct AuditLogOptions {
   // ... or when an append finds the last write older than this (by `clock`). Zero: every append.
   std::chrono::milliseconds flush_interval{1000};
   // Time source for unset record timestamps and for flush_interval. Injectable for tests.
-  std::function<std::chrono::system_clock::time_point()> clock = [] {
-    return std::chrono::system_clock::now();
-  };
+  std::function<std::chrono::system_clock::time_point()> clock = [] { return std::chrono::system_clock::now(); };
 };
 
 // Answer to since(): the retained records after a sequence number, oldest first.
@@ -90,9 +88,9 @@ class AuditLog {
   std::string file_buffer_;
   std::size_t buffered_records_ = 0;
   std::chrono::system_clock::time_point last_flush_;
-  std::string problem_;               // "" while records reach the file
+  std::string problem_;                  // "" while records reach the file
   std::uint64_t unwritten_records_ = 0;  // dropped from the file since problem_ was set
-  bool partial_line_ = false;  // a failed write left a line without its '\n' in the file
+  bool partial_line_ = false;            // a failed write left a line without its '\n' in the file
 };
 
 }  // namespace faultline::admin

@@ -125,8 +125,7 @@ class GaugeFamily final : public Family<Gauge> {
 class HistogramFamily final : public Family<Histogram> {
  public:
   // Throws std::invalid_argument unless `bounds` is non-empty, finite and strictly increasing.
-  HistogramFamily(std::string name, std::string help, std::vector<std::string> label_names,
-                  std::vector<double> bounds);
+  HistogramFamily(std::string name, std::string help, std::vector<std::string> label_names, std::vector<double> bounds);
   Type type() const override { return Type::histogram; }
   void render(std::string& out) const override;
   const std::vector<double>& bounds() const { return bounds_; }

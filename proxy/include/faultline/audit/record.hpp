@@ -21,27 +21,27 @@
 namespace faultline::audit {
 
 struct Record {
-  std::uint64_t seq = 0;                        // assigned by the audit log, from 1 without gaps
-  std::chrono::system_clock::time_point ts{};   // request start; the audit log stamps "now" when unset
-  std::uint64_t conn = 0;                       // client connection id (proxy-assigned)
-  std::string client;                           // client address "ip:port"
-  std::string user_agent;                       // JSON key "userAgent"
-  std::string proto;                            // client side protocol: "h1" (HTTP/1.1), "h2"
-  std::string method;                           // HTTP method as sent: GET, POST, ...
-  std::string path;                             // request target, redacted (see redact_path)
-  std::string verb;                             // Kubernetes verb: get, list, watch, create, ...
-  std::string resource;                         // e.g. "pods", "deployments.apps"; "" if none
-  std::string subresource;                      // e.g. "binding"; "" if none
-  std::string namespace_;                       // JSON key "namespace"
+  std::uint64_t seq = 0;                       // assigned by the audit log, from 1 without gaps
+  std::chrono::system_clock::time_point ts{};  // request start; the audit log stamps "now" when unset
+  std::uint64_t conn = 0;                      // client connection id (proxy-assigned)
+  std::string client;                          // client address "ip:port"
+  std::string user_agent;                      // JSON key "userAgent"
+  std::string proto;                           // client side protocol: "h1" (HTTP/1.1), "h2"
+  std::string method;                          // HTTP method as sent: GET, POST, ...
+  std::string path;                            // request target, redacted (see redact_path)
+  std::string verb;                            // Kubernetes verb: get, list, watch, create, ...
+  std::string resource;                        // e.g. "pods", "deployments.apps"; "" if none
+  std::string subresource;                     // e.g. "binding"; "" if none
+  std::string namespace_;                      // JSON key "namespace"
   std::string name;
   bool watch = false;
-  std::optional<std::string> rule;              // fault rule that fired; null when none
-  std::optional<std::string> action;            // its action type; null when none
-  int status = 0;                               // status the client saw; 0 = connection cut
-  std::optional<int> upstream_status;           // null when the request never got an answer
-  std::uint64_t bytes_in = 0;                   // request body bytes read from the client
-  std::uint64_t bytes_out = 0;                  // response body bytes written to the client
-  std::chrono::microseconds duration{0};        // JSON key "durationUs"
+  std::optional<std::string> rule;        // fault rule that fired; null when none
+  std::optional<std::string> action;      // its action type; null when none
+  int status = 0;                         // status the client saw; 0 = connection cut
+  std::optional<int> upstream_status;     // null when the request never got an answer
+  std::uint64_t bytes_in = 0;             // request body bytes read from the client
+  std::uint64_t bytes_out = 0;            // response body bytes written to the client
+  std::chrono::microseconds duration{0};  // JSON key "durationUs"
 
   friend bool operator==(const Record&, const Record&) = default;
 };

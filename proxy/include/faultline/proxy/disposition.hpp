@@ -47,15 +47,15 @@ class WatchFilter {
 enum class Cut { none, reset, close };
 
 struct Disposition {
-  std::optional<faults::HttpResponse> respond;  // answer locally instead of forwarding
-  std::chrono::milliseconds wait_before{0};     // hold the request before acting (delay)
-  bool forward = true;                          // send the request upstream
-  bool discard_response = false;                // read the upstream answer, never relay it
-  Cut cut = Cut::none;                          // then cut the client connection
-  bool hang = false;                            // then hold the connection, never answer ...
+  std::optional<faults::HttpResponse> respond;        // answer locally instead of forwarding
+  std::chrono::milliseconds wait_before{0};           // hold the request before acting (delay)
+  bool forward = true;                                // send the request upstream
+  bool discard_response = false;                      // read the upstream answer, never relay it
+  Cut cut = Cut::none;                                // then cut the client connection
+  bool hang = false;                                  // then hold the connection, never answer ...
   std::optional<std::chrono::milliseconds> hang_for;  // ... until this elapses (then close)
-  std::unique_ptr<WatchFilter> watch_filter;    // act on the watch stream's events
-  bool json_upstream = false;                   // ask upstream for JSON (watch framing)
+  std::unique_ptr<WatchFilter> watch_filter;          // act on the watch stream's events
+  bool json_upstream = false;                         // ask upstream for JSON (watch framing)
   // Whole-proxy outage to enforce (reset/refuse: cut every live connection; refuse: close the
   // listener) until `outage_for` from now.
   std::optional<faults::actions::Outage::Mode> outage;

@@ -23,8 +23,7 @@ class Observer {
   // Once per request, when it is finished (answered, cut, or the stream ended): its audit record
   // (seq unset) and how long upstream took from the request sent to the response header
   // (nullopt when it never answered).
-  virtual void exchange_done(const audit::Record& record,
-                             std::optional<std::chrono::nanoseconds> upstream_latency) = 0;
+  virtual void exchange_done(const audit::Record& record, std::optional<std::chrono::nanoseconds> upstream_latency) = 0;
 };
 
 }  // namespace faultline::proxy

@@ -22,8 +22,8 @@
 namespace faultline::proxy {
 
 struct UpstreamOptions {
-  net::Endpoint endpoint;  // kube-apiserver host:port
-  std::string base_path;   // prefix of every forwarded target ("" for a plain apiserver URL)
+  net::Endpoint endpoint;     // kube-apiserver host:port
+  std::string base_path;      // prefix of every forwarded target ("" for a plain apiserver URL)
   net::ClientTlsOptions tls;  // CA / insecure / client identity (from --upstream-kubeconfig)
   // Identity replacement (--upstream-kubeconfig): the client's Authorization header is dropped
   // and, when set, this bearer token is sent instead. Without replacement Authorization passes.
@@ -35,13 +35,13 @@ struct ServerOptions {
   net::Endpoint listen{"127.0.0.1", 0};
   net::CertifiedKey serving;  // serving certificate (+ chain) and key
   UpstreamOptions upstream;
-  std::size_t header_limit = 1024 * 1024;          // request header bytes (as Go's default)
+  std::size_t header_limit = 1024 * 1024;           // request header bytes (as Go's default)
   std::chrono::milliseconds header_timeout{30000};  // from first byte to end of the header
   std::chrono::milliseconds idle_timeout{120000};   // keep-alive wait for the next request
   std::chrono::milliseconds handshake_timeout{10000};
-  std::chrono::milliseconds io_timeout{120000};     // per body read/write on non-streaming requests
-  std::chrono::milliseconds connect_timeout{10000}; // upstream TCP + TLS
-  std::size_t relay_buffer = 64 * 1024;             // bytes per direction per connection
+  std::chrono::milliseconds io_timeout{120000};      // per body read/write on non-streaming requests
+  std::chrono::milliseconds connect_timeout{10000};  // upstream TCP + TLS
+  std::size_t relay_buffer = 64 * 1024;              // bytes per direction per connection
   // Client connections open at once; a connection beyond it is closed right after accept.
   std::size_t max_connections = 4096;
   // HTTP/2: ALPN offers h2 (then the upstream connection of that client speaks h2 too); false

@@ -58,7 +58,8 @@ TEST(OutageAction, AdminOutageWorksWithoutAScenarioAndDisarmEndsIt) {
 
 TEST(OutageAction, NeedsADurationFromSomewhere) {
   EXPECT_EQ(load_errors([] { scenario_with_action("{type: outage, mode: reset}"); }),
-            std::vector<std::string>{"unit.yaml:6:24: faults[0].action: outage needs a duration (action.duration or when.for)"});
+            std::vector<std::string>{
+                "unit.yaml:6:24: faults[0].action: outage needs a duration (action.duration or when.for)"});
 }
 
 TEST(OutageAction, ModeIsRequired) {

@@ -16,11 +16,8 @@ using ::testing::HasSubstr;
 // The attributes an action cannot do without. An action missing here must load from a bare
 // `{type: <name>}`; if it has required attributes, add its smallest valid set.
 const std::map<std::string_view, std::string> required_attributes{
-    {"respond", ", code: 503"},
-    {"delay", ", latency: 1s"},
-    {"outage", ", mode: reset, duration: 1s"},
-    {"watch-reset", ", afterEvents: 1"},
-    {"stall", ", duration: 1s"},
+    {"respond", ", code: 503"},          {"delay", ", latency: 1s"},  {"outage", ", mode: reset, duration: 1s"},
+    {"watch-reset", ", afterEvents: 1"}, {"stall", ", duration: 1s"},
 };
 
 std::string minimal_action(std::string_view type) {
@@ -54,8 +51,7 @@ TEST(ActionRegistry, WatchActionsApplyOnlyToWatchStreams) {
     });
     if (on_watch)
       EXPECT_THAT(errors[0], HasSubstr(std::string(type) + " acts on watch streams, but verbs does not include watch"));
-    else
-      EXPECT_EQ(errors[0], "<loaded without errors>");
+    else EXPECT_EQ(errors[0], "<loaded without errors>");
   }
 }
 
@@ -72,8 +68,9 @@ TEST(ActionRegistry, UnknownTypesAreRefusedWithFileLineAndTheKnownNames) {
 
 TEST(ActionRegistry, AttributesOfAnotherActionAreUnknownKeys) {
   // Each action's parse reads only its own keys: `latency` belongs to delay, not to hang.
-  EXPECT_EQ(load_errors([] { scenario_with_action("{type: hang, latency: 1s}"); }),
-            std::vector<std::string>{"unit.yaml:6:37: faults[0].action.latency: unknown key (allowed: duration, type)"});
+  EXPECT_EQ(
+      load_errors([] { scenario_with_action("{type: hang, latency: 1s}"); }),
+      std::vector<std::string>{"unit.yaml:6:37: faults[0].action.latency: unknown key (allowed: duration, type)"});
 }
 
 }  // namespace

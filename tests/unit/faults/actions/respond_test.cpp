@@ -20,11 +20,10 @@ TEST(RespondAction, TooManyRequestsPlanCarriesStatusBodyAndRetryAfter) {
   ASSERT_TRUE(plan.response);
   EXPECT_EQ(plan.response->code, 429);
   EXPECT_EQ(header(*plan.response, "Retry-After"), "3");
-  EXPECT_EQ(plan.response->body,
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-            R"("message":"Too many requests, please try again later.","reason":"TooManyRequests",)"
-            R"("details":{"retryAfterSeconds":3},"code":429})"
-            "\n");
+  EXPECT_EQ(plan.response->body, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                                 R"("message":"Too many requests, please try again later.","reason":"TooManyRequests",)"
+                                 R"("details":{"retryAfterSeconds":3},"code":429})"
+                                 "\n");
 }
 
 TEST(RespondAction, TooManyRequestsDefaultsToRetryAfterOneSecond) {
@@ -46,15 +45,14 @@ TEST(RespondAction, ConflictOnBindNamesThePodLikeKubeApiserver) {
 }
 
 TEST(RespondAction, OwnReasonAndMessageWin) {
-  Plan plan = decide_once(
-      scenario_with_action(R"({type: respond, code: 503, reason: Overloaded, message: "etcd is <down>"})"),
-      bind_request());
+  Plan plan =
+      decide_once(scenario_with_action(R"({type: respond, code: 503, reason: Overloaded, message: "etcd is <down>"})"),
+                  bind_request());
   ASSERT_TRUE(plan.response);
   EXPECT_EQ(plan.response->code, 503);
-  EXPECT_EQ(plan.response->body,
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-            R"("message":"etcd is \u003cdown\u003e","reason":"Overloaded","code":503})"
-            "\n");
+  EXPECT_EQ(plan.response->body, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                                 R"("message":"etcd is \u003cdown\u003e","reason":"Overloaded","code":503})"
+                                 "\n");
 }
 
 TEST(RespondAction, InternalErrorUsesReasonFromCode) {

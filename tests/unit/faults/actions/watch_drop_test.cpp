@@ -32,8 +32,8 @@ TEST(WatchDropAction, DefaultsToEveryObjectEventButNotBookmarks) {
 
 TEST(WatchDropAction, RejectsUnknownEventTypes) {
   EXPECT_EQ(load_errors([] { scenario_with_action("{type: watch-drop, events: [DELETED, GONE]}"); }),
-            std::vector<std::string>{
-                "unit.yaml:6:61: faults[0].action.events[1]: must be one of ADDED, MODIFIED, DELETED, BOOKMARK, got \"GONE\""});
+            std::vector<std::string>{"unit.yaml:6:61: faults[0].action.events[1]: must be one of ADDED, MODIFIED, "
+                                     "DELETED, BOOKMARK, got \"GONE\""});
 }
 
 }  // namespace

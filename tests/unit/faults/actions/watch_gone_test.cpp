@@ -22,7 +22,9 @@ TEST(WatchGoneAction, MessageIsConfigurable) {
   Plan plan = decide_once(scenario_with_action(R"j({type: watch-gone, message: "too old resource version: 5 (900)"})j"),
                           pod_watch());
   ASSERT_TRUE(plan.fires());
-  EXPECT_NE(std::get<actions::WatchGone>(*plan.action).render_event().find(R"j("message":"too old resource version: 5 (900)")j"),
+  EXPECT_NE(std::get<actions::WatchGone>(*plan.action)
+                .render_event()
+                .find(R"j("message":"too old resource version: 5 (900)")j"),
             std::string::npos);
 }
 

@@ -23,10 +23,10 @@ TEST(WatchInjectAction, WithoutTemplateReplaysTheLastObjectAsDeletedWithoutDelet
 }
 
 TEST(WatchInjectAction, TemplateIsSentAsJsonWithYamlTypesKept) {
-  Plan plan = decide_once(scenario_with_action(
-                              R"({type: watch-inject, event: MODIFIED, object: {kind: Pod, apiVersion: v1,)"
-                              R"( metadata: {name: ghost, generation: 2, labels: {v: "3"}}, spec: {hostNetwork: true}}})"),
-                          pod_watch());
+  Plan plan = decide_once(
+      scenario_with_action(R"({type: watch-inject, event: MODIFIED, object: {kind: Pod, apiVersion: v1,)"
+                           R"( metadata: {name: ghost, generation: 2, labels: {v: "3"}}, spec: {hostNetwork: true}}})"),
+      pod_watch());
   ASSERT_TRUE(plan.fires());
   EXPECT_EQ(std::get<actions::WatchInject>(*plan.action).render_event(""),
             R"({"type":"MODIFIED","object":{"kind":"Pod","apiVersion":"v1","metadata":{"name":"ghost",)"

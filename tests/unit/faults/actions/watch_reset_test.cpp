@@ -9,7 +9,8 @@ using namespace faultline::faults::testing;
 using namespace std::chrono_literals;
 
 TEST(WatchResetAction, PlanCarriesEventCountTimeAndMode) {
-  Plan plan = decide_once(scenario_with_action("{type: watch-reset, afterEvents: 5, after: 2s, mode: close}"), pod_watch());
+  Plan plan =
+      decide_once(scenario_with_action("{type: watch-reset, afterEvents: 5, after: 2s, mode: close}"), pod_watch());
   ASSERT_TRUE(plan.fires());
   const auto& reset = std::get<actions::WatchReset>(*plan.action);
   EXPECT_EQ(reset.after_events, 5u);
@@ -35,8 +36,8 @@ TEST(WatchResetAction, RejectedWhenVerbsExcludeWatch) {
   EXPECT_EQ(load_errors([] {
               scenario_with_faults("- {name: w, match: {verbs: [list]}, action: {type: watch-reset, after: 1s}}");
             }),
-            std::vector<std::string>{
-                "unit.yaml:6:28: faults[0].match.verbs: watch-reset acts on watch streams, but verbs does not include watch"});
+            std::vector<std::string>{"unit.yaml:6:28: faults[0].match.verbs: watch-reset acts on watch streams, but "
+                                     "verbs does not include watch"});
 }
 
 }  // namespace

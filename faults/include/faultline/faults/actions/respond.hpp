@@ -16,9 +16,9 @@ namespace faultline::faults::actions {
 struct Respond {
   static constexpr std::string_view type = "respond";
   static Respond parse(detail::MapReader& reader);
-  int code = 500;                     // a final status, 200..599 (1xx are interim, rejected at load)
-  std::string reason;                 // "" -> reason_for_code(code)
-  std::string message;                // "" -> a message in kube-apiserver's wording for the code
+  int code = 500;                       // a final status, 200..599 (1xx are interim, rejected at load)
+  std::string reason;                   // "" -> reason_for_code(code)
+  std::string message;                  // "" -> a message in kube-apiserver's wording for the code
   std::optional<Duration> retry_after;  // whole seconds; defaults to 1s for 429
 
   // The answer for `request`: details name/group/kind come from the request, as apiserver does.

@@ -16,8 +16,8 @@ struct WatchDrop {
   static constexpr bool acts_on_watch = true;  // only applies to watch requests
   static WatchDrop parse(detail::MapReader& reader);
   std::vector<std::string> events{"ADDED", "MODIFIED", "DELETED"};  // event types to drop
-  std::uint64_t after_events = 0;       // relay this many events untouched first
-  std::optional<std::uint64_t> count;   // drop at most this many (nullopt: all while the stream lives)
+  std::uint64_t after_events = 0;                                   // relay this many events untouched first
+  std::optional<std::uint64_t> count;  // drop at most this many (nullopt: all while the stream lives)
 
   bool drops(std::string_view event_type) const;
 };

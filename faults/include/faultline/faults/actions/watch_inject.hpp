@@ -17,7 +17,7 @@ struct WatchInject {
   static constexpr std::string_view type = "watch-inject";
   static constexpr bool acts_on_watch = true;  // only applies to watch requests
   static WatchInject parse(detail::MapReader& reader);
-  std::string event = "DELETED";          // ADDED | MODIFIED | DELETED
+  std::string event = "DELETED";  // ADDED | MODIFIED | DELETED
   std::uint64_t after_events = 1;
   std::optional<std::string> object_json;  // the template, as compact JSON
 
