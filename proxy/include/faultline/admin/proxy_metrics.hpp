@@ -1,5 +1,5 @@
 #pragma once
-// The proxy's metric set (issue 3 item 4), registered in one Registry the admin API renders.
+// The proxy's metric set, registered in one Registry the admin API renders.
 
 #include "faultline/admin/metrics.hpp"
 
