@@ -16,8 +16,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "relay_support.hpp"
-#include "test_upstream.hpp"
+#include "relay_fixture.hpp"
 
 namespace faultline::relaytest {
 namespace {
@@ -102,27 +101,9 @@ bool eventually(Pred pred, std::chrono::seconds limit) {
 // Resident set (VmRSS) of a process now, in KiB.
 std::uint64_t rss_kib(pid_t pid) { return testing::proc_status_kib(pid, "VmRSS"); }
 
-std::size_t count_lines_with(const std::string& text, const std::string& a, const std::string& b) {
-  std::istringstream in(text);
-  std::size_t n = 0;
-  for (std::string line; std::getline(in, line);)
-    n += line.find(a) != std::string::npos && line.find(b) != std::string::npos;
-  return n;
-}
-
-class relay_limits : public ::testing::Test {
+class relay_limits : public RelayFixture {
  protected:
-  void SetUp() override {
-    upstream = std::make_unique<TestUpstream>(net::mint_serving_cert(upstream_ca, {"127.0.0.1"}));
-    net::write_file(dir.path() / "upstream-ca.crt", upstream_ca.cert_pem);
-  }
-
-  std::unique_ptr<ProxyProcess> start_proxy(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"--upstream", "https://127.0.0.1:" + std::to_string(upstream->port()),
-                                     "--upstream-ca", (dir.path() / "upstream-ca.crt").string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return start_proxy_process(dir.path(), proxy_ca, args);
-  }
+  relay_limits() : RelayFixture("relay-limits") {}
 
   std::unique_ptr<TlsClient> connect(const ProxyProcess& proxy) {
     return std::make_unique<TlsClient>(proxy.port(), proxy_ca.cert_pem, 60s);
@@ -134,11 +115,6 @@ class relay_limits : public ::testing::Test {
     EXPECT_EQ(answer.status(), 200) << answer.error;
     EXPECT_EQ(answer.response.body().size(), 16u);
   }
-
-  TempDir dir{"faultline-relay-limits"};
-  net::CertifiedKey proxy_ca = net::generate_ca("relay-limits-proxy-ca");
-  net::CertifiedKey upstream_ca = net::generate_ca("relay-limits-upstream-ca");
-  std::unique_ptr<TestUpstream> upstream;
 };
 
 // ---- header fields Beast cannot store ----------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <optional>
+#include <sstream>
 
 #include "faultline/net/tls.hpp"
 
@@ -79,6 +80,14 @@ unsigned short unused_port() {
   asio::io_context ioc;
   tcp::acceptor acceptor(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
   return acceptor.local_endpoint().port();
+}
+
+std::size_t count_lines_with(const std::string& text, const std::string& a, const std::string& b) {
+  std::istringstream in(text);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);)
+    n += line.find(a) != std::string::npos && line.find(b) != std::string::npos;
+  return n;
 }
 
 }  // namespace faultline::relaytest

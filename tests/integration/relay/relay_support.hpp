@@ -74,4 +74,7 @@ AdminAnswer admin_request(unsigned short port, const std::string& method, const 
 // A free TCP port on 127.0.0.1 with nothing listening (bound, then released).
 unsigned short unused_port();
 
+// How many lines of `text` contain both `a` and `b` (log lines of one kind about one thing).
+std::size_t count_lines_with(const std::string& text, const std::string& a, const std::string& b);
+
 }  // namespace faultline::relaytest

@@ -24,8 +24,7 @@
 
 #include "faultline/net/kubeconfig.hpp"
 #include "faultline/net/tls.hpp"
-#include "relay_support.hpp"
-#include "test_upstream.hpp"
+#include "relay_fixture.hpp"
 
 namespace faultline::relaytest {
 namespace {
@@ -137,28 +136,9 @@ void wait_until(Pred pred, std::chrono::seconds limit, const std::string& what) 
   }
 }
 
-std::size_t count_lines_with(const std::string& text, const std::string& a, const std::string& b) {
-  std::istringstream in(text);
-  std::size_t n = 0;
-  for (std::string line; std::getline(in, line);)
-    n += line.find(a) != std::string::npos && line.find(b) != std::string::npos;
-  return n;
-}
-
-class relay : public ::testing::Test {
+class relay : public RelayFixture {
  protected:
-  void SetUp() override {
-    upstream = std::make_unique<TestUpstream>(net::mint_serving_cert(upstream_ca, {"127.0.0.1"}));
-    net::write_file(dir.path() / "upstream-ca.crt", upstream_ca.cert_pem);
-  }
-
-  std::unique_ptr<ProxyProcess> start_proxy(std::vector<std::string> args = {}) {
-    if (args.empty()) {
-      args = {"--upstream", "https://127.0.0.1:" + std::to_string(upstream->port()), "--upstream-ca",
-              (dir.path() / "upstream-ca.crt").string()};
-    }
-    return start_proxy_process(dir.path(), proxy_ca, args);
-  }
+  relay() : RelayFixture("relay-test") {}
 
   // A small exchange first, so one-time allocations (TLS, loggers, thread stacks touched) are in
   // the baseline the memory bound is measured from.
@@ -170,11 +150,6 @@ class relay : public ::testing::Test {
     read_body(client, *parser, result, sha);
     ASSERT_EQ(result.size, 65536u);
   }
-
-  TempDir dir{"faultline-relay-it"};
-  net::CertifiedKey proxy_ca = net::generate_ca("relay-test-proxy-ca");
-  net::CertifiedKey upstream_ca = net::generate_ca("relay-test-upstream-ca");
-  std::unique_ptr<TestUpstream> upstream;
 };
 
 // Growth of the proxy's peak RSS. VmHWM can read lower later: the kernel folds the current RSS into
@@ -449,7 +424,7 @@ TEST_F(relay, RefusedUpstreamAnswers503StatusWithoutSecrets) {
   kubeconfig.ca_pem = upstream_ca.cert_pem;
   kubeconfig.token = proxy_token;
   net::write_kubeconfig(dir.path() / "upstream.kubeconfig", kubeconfig);
-  auto proxy = start_proxy({"--upstream-kubeconfig", (dir.path() / "upstream.kubeconfig").string()});
+  auto proxy = start_proxy_with({"--upstream-kubeconfig", (dir.path() / "upstream.kubeconfig").string()});
   TlsClient client(proxy->port(), proxy_ca.cert_pem, 60s);
 
   http::request<http::empty_body> get{http::verb::get, "/api/v1/namespaces/default/pods", 11};
@@ -477,8 +452,8 @@ TEST_F(relay, UntrustedUpstreamCertificateAnswers503Status) {
   auto other_ca = net::generate_ca("relay-test-other-ca");
   net::write_file(dir.path() / "other-ca.crt", other_ca.cert_pem);
   std::string upstream_name = "127.0.0.1:" + std::to_string(upstream->port());
-  auto proxy =
-      start_proxy({"--upstream", "https://" + upstream_name, "--upstream-ca", (dir.path() / "other-ca.crt").string()});
+  auto proxy = start_proxy_with(
+      {"--upstream", "https://" + upstream_name, "--upstream-ca", (dir.path() / "other-ca.crt").string()});
   TlsClient client(proxy->port(), proxy_ca.cert_pem, 60s);
   send_get(client, "/api");
   expect_unavailable_status(client, upstream_name, {});
@@ -488,7 +463,7 @@ TEST_F(relay, UntrustedUpstreamCertificateAnswers503Status) {
 
 TEST_F(relay, UnresolvableUpstreamAnswers503Status) {
   std::string upstream_name = "faultline-relay-test.invalid:6443";
-  auto proxy = start_proxy(
+  auto proxy = start_proxy_with(
       {"--upstream", "https://" + upstream_name, "--upstream-ca", (dir.path() / "upstream-ca.crt").string()});
   TlsClient client(proxy->port(), proxy_ca.cert_pem, 60s);
   send_get(client, "/api");

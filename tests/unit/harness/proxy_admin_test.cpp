@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "app/bridge.hpp"
+#include "audit_sample.hpp"
 #include "faultline/admin/admin_server.hpp"
 #include "faultline/faults/clock.hpp"
 #include "faultline/faults/request.hpp"
@@ -56,35 +57,8 @@ class ProxyAdminAgainstTheProxy : public ::testing::Test {
   std::thread thread_;
 };
 
-// A record with every field away from its default.
-audit::Record every_field_set() {
-  audit::Record r;
-  r.seq = 99;  // the audit log assigns its own
-  r.ts = sys_days{year{2026} / November / 30} + hours{14} + minutes{48} + seconds{19} + microseconds{123456};
-  r.conn = 7;
-  r.client = "127.0.0.1:40312";
-  r.user_agent = "yunikorn-scheduler/v1.9.0";
-  r.proto = "h1";
-  r.method = "POST";
-  r.path = "/api/v1/namespaces/faultline/pods/burst-00002/binding";
-  r.verb = "create";
-  r.resource = "pods";
-  r.subresource = "binding";
-  r.namespace_ = "faultline";
-  r.name = "burst-00002";
-  r.watch = true;
-  r.rule = "outage-mid-bind";
-  r.action = "outage";
-  r.status = 503;
-  r.upstream_status = 201;
-  r.bytes_in = 312;
-  r.bytes_out = 42;
-  r.duration = microseconds{1234};
-  return r;
-}
-
 TEST_F(ProxyAdminAgainstTheProxy, EveryAuditFieldArrivesAsTheRelayReportedIt) {
-  audit::Record full = every_field_set();
+  audit::Record full = testing::every_field_set();  // seq: the audit log assigns its own
   // Naming every member: a field added to the record without being added here does not compile.
   const auto& [seq, ts, conn, client, user_agent, proto, method, path, verb, resource, subresource, namespace_, name,
                watch, rule, action, status, upstream_status, bytes_in, bytes_out, duration] = full;

@@ -3,15 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include "audit_sample.hpp"
+
 namespace faultline::net {
 namespace {
 
 using namespace std::chrono;
 
-// 2026-11-30T14:48:19.123456Z
-system_clock::time_point sample_time() {
-  return sys_days{year{2026} / November / 30} + hours{14} + minutes{48} + seconds{19} + microseconds{123456};
-}
+using testing::sample_time;  // 2026-11-30T14:48:19.123456Z
 
 TEST(Rfc3339, FormatsUtcWithTheAskedFractionDigits) {
   EXPECT_EQ(format_rfc3339(sample_time(), 6), "2026-11-30T14:48:19.123456Z");

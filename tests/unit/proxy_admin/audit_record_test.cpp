@@ -1,5 +1,7 @@
 #include "faultline/audit/record.hpp"
 
+#include "audit_sample.hpp"
+
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -15,36 +17,7 @@ namespace {
 using namespace std::chrono;
 namespace json = boost::json;
 
-// 2026-11-30T14:48:19.123456Z
-system_clock::time_point sample_time() {
-  return sys_days{year{2026} / November / 30} + hours{14} + minutes{48} + seconds{19} + microseconds{123456};
-}
-
-Record sample_record() {
-  Record r;
-  r.seq = 42;
-  r.ts = sample_time();
-  r.conn = 7;
-  r.client = "127.0.0.1:40312";
-  r.user_agent = "yunikorn/v1.9.0 (linux/amd64) kubernetes/$Format";
-  r.proto = "h1";
-  r.method = "POST";
-  r.path = "/api/v1/namespaces/faultline/pods/burst-1-17/binding";
-  r.verb = "create";
-  r.resource = "pods";
-  r.subresource = "binding";
-  r.namespace_ = "faultline";
-  r.name = "burst-1-17";
-  r.watch = false;
-  r.rule = "outage-mid-bind";
-  r.action = "outage";
-  r.status = 0;
-  r.upstream_status = std::nullopt;
-  r.bytes_in = 312;
-  r.bytes_out = 0;
-  r.duration = microseconds{1234};
-  return r;
-}
+using testing::sample_bind_record;
 
 // The JSON example of the README's "Audit record" section.
 json::value readme_example() {
@@ -65,7 +38,7 @@ TEST(AuditRecord, JsonHasExactlyTheReadmeKeysInReadmeOrder) {
   std::vector<std::string> documented;
   for (const auto& kv : example.get_object()) documented.emplace_back(kv.key());
   std::vector<std::string> keys;
-  for (const auto& kv : to_json(sample_record())) keys.emplace_back(kv.key());
+  for (const auto& kv : to_json(sample_bind_record())) keys.emplace_back(kv.key());
   EXPECT_EQ(keys, documented);
 }
 
@@ -76,7 +49,7 @@ TEST(AuditRecord, ReadmeExampleDecodesAndEncodesBackUnchanged) {
 }
 
 TEST(AuditRecord, FieldTypesAndNulls) {
-  const json::object o = to_json(sample_record());
+  const json::object o = to_json(sample_bind_record());
   EXPECT_EQ(o.at("seq").as_uint64(), 42u);
   EXPECT_EQ(o.at("ts").as_string(), "2026-11-30T14:48:19.123456Z");
   EXPECT_EQ(o.at("namespace").as_string(), "faultline");
@@ -84,7 +57,7 @@ TEST(AuditRecord, FieldTypesAndNulls) {
   EXPECT_EQ(o.at("rule").as_string(), "outage-mid-bind");
   EXPECT_TRUE(o.at("upstreamStatus").is_null());  // the request never got an upstream answer
 
-  Record untouched = sample_record();
+  Record untouched = sample_bind_record();
   untouched.rule.reset();
   untouched.action.reset();
   untouched.upstream_status = 201;
@@ -95,7 +68,7 @@ TEST(AuditRecord, FieldTypesAndNulls) {
 }
 
 TEST(AuditRecord, LineIsOneJsonObjectEndingInNewlineEvenWithNastyStrings) {
-  Record r = sample_record();
+  Record r = sample_bind_record();
   r.user_agent = "evil\"agent\nsecond line\\";
   const std::string line = to_json_line(r);
   ASSERT_FALSE(line.empty());
@@ -105,7 +78,7 @@ TEST(AuditRecord, LineIsOneJsonObjectEndingInNewlineEvenWithNastyStrings) {
 }
 
 TEST(AuditRecord, LineIsValidUtf8WhenTheClientSentOtherBytes) {
-  Record r = sample_record();
+  Record r = sample_bind_record();
   r.user_agent = "kubectl/\xff\xfe";           // raw header bytes
   r.path = "/api/v1/namespaces/caf\xe9/pods";  // raw target bytes
   r.namespace_ = "caf\xe9";
@@ -122,9 +95,9 @@ TEST(AuditRecord, LineIsValidUtf8WhenTheClientSentOtherBytes) {
 }
 
 TEST(AuditRecord, RoundTripsThroughJson) {
-  Record a = sample_record();
+  Record a = sample_bind_record();
   EXPECT_EQ(from_json(json::parse(to_json_line(a))), a);
-  Record b = sample_record();
+  Record b = sample_bind_record();
   b.rule.reset();
   b.action.reset();
   b.upstream_status = 200;
@@ -135,7 +108,7 @@ TEST(AuditRecord, RoundTripsThroughJson) {
 }
 
 TEST(AuditRecord, FromJsonNamesTheMissingOrMistypedKey) {
-  json::object o = to_json(sample_record());
+  json::object o = to_json(sample_bind_record());
   o.erase("bytesOut");
   try {
     from_json(o);
@@ -143,7 +116,7 @@ TEST(AuditRecord, FromJsonNamesTheMissingOrMistypedKey) {
   } catch (const FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("bytesOut"), std::string::npos) << e.what();
   }
-  json::object wrong = to_json(sample_record());
+  json::object wrong = to_json(sample_bind_record());
   wrong["watch"] = "yes";
   try {
     from_json(wrong);
@@ -152,14 +125,14 @@ TEST(AuditRecord, FromJsonNamesTheMissingOrMistypedKey) {
     EXPECT_NE(std::string(e.what()).find("watch"), std::string::npos) << e.what();
   }
   EXPECT_THROW(from_json(json::value(3)), FormatError);
-  json::object bad_ts = to_json(sample_record());
+  json::object bad_ts = to_json(sample_bind_record());
   bad_ts["ts"] = "yesterday";
   EXPECT_THROW(from_json(bad_ts), FormatError);
 }
 
 TEST(AuditLines, DecodeEveryRecordAndSkipBlankLines) {
-  Record a = sample_record();
-  Record b = sample_record();
+  Record a = sample_bind_record();
+  Record b = sample_bind_record();
   b.seq = 43;
   b.rule.reset();
   b.action.reset();
@@ -174,10 +147,10 @@ TEST(AuditLines, DecodeEveryRecordAndSkipBlankLines) {
 }
 
 TEST(AuditLines, AMalformedLineIsCountedAndSkippedNotFatal) {
-  Record a = sample_record();
-  Record b = sample_record();
+  Record a = sample_bind_record();
+  Record b = sample_bind_record();
   b.seq = 44;
-  json::object no_proto = to_json(sample_record());
+  json::object no_proto = to_json(sample_bind_record());
   no_proto.erase("proto");
   const std::string text = to_json_line(a) + "{oops\n" + json::serialize(no_proto) + "\n" + to_json_line(b);
   const DecodedLines lines = decode_lines(text);
@@ -189,7 +162,7 @@ TEST(AuditLines, AMalformedLineIsCountedAndSkippedNotFatal) {
 }
 
 TEST(AuditLines, AKeyOfTheWrongTypeIsMalformedAndNamed) {
-  json::object o = to_json(sample_record());
+  json::object o = to_json(sample_bind_record());
   o["upstreamStatus"] = "201";
   const DecodedLines lines = decode_lines(json::serialize(o) + "\n");
   EXPECT_TRUE(lines.records.empty());
@@ -222,7 +195,7 @@ TEST(RedactPath, DropsTheWholeQueryOfTargetsItCannotParse) {
 }
 
 TEST(AuditRecord, SerializedRecordOfATokenRequestHoldsNoSecret) {
-  Record r = sample_record();
+  Record r = sample_bind_record();
   r.path = redact_path("/api/v1/pods?watch=true&access_token=eyJhbGciOiJSUzI1NiJ9.s3cret");
   const std::string line = to_json_line(r);
   EXPECT_EQ(line.find("eyJhbGciOiJSUzI1NiJ9"), std::string::npos) << line;
