@@ -44,46 +44,34 @@ void check_bounds(const std::vector<double>& bounds) {
 
 // ---- text helpers -------------------------------------------------------------------------------
 
-std::string escape_label_value(std::string_view raw) {
-  // The text format is UTF-8, and label values can come from clients (e.g. a resource name).
-  const std::string v = audit::to_valid_utf8(raw);
+namespace {
+
+// The text format escapes backslash and newline everywhere, and the double quote in label values.
+std::string escape(std::string_view v, bool quote) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        out += c;
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"' && quote) {
+      out += "\\\"";
+    } else {
+      out += c;
     }
   }
   return out;
 }
 
-std::string escape_help(std::string_view v) {
-  std::string out;
-  out.reserve(v.size());
-  for (char c : v) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+}  // namespace
+
+std::string escape_label_value(std::string_view raw) {
+  // The text format is UTF-8, and label values can come from clients (e.g. a resource name).
+  return escape(audit::to_valid_utf8(raw), true);
 }
+
+std::string escape_help(std::string_view v) { return escape(v, false); }
 
 std::string format_value(double v) {
   if (std::isnan(v)) return "NaN";

@@ -45,6 +45,7 @@ TEST(Metrics, LabelValuesAndHelpAreEscaped) {
   EXPECT_EQ(e.value("faultline_rule_matched_total", L{{"rule", nasty}}), 1);
   EXPECT_EQ(e.help.at("faultline_rule_matched_total"), "Help with \\ and\nnewline.");
   EXPECT_EQ(escape_label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+  EXPECT_EQ(escape_help("a\"b\\c\nd"), "a\"b\\\\c\\nd");  // quotes stay in HELP text
 }
 
 TEST(Metrics, GaugesGoUpDownAndNegative) {
