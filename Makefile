@@ -173,11 +173,12 @@ format: deps
 	$(CLANG_FORMAT) -i $(CXX_SOURCES)
 
 # Every shell script of the project (files under scripts/ and tests/integration/kind that start
-# with a bash shebang), and every C++ source in the style of .clang-format (`make format` fixes
-# what this reports).
+# with a bash shebang), every C++ source in the style of .clang-format (`make format` fixes what
+# this reports), and the GitHub Actions workflows (scripts/actionlint).
 lint: deps
 	shellcheck .ci/run $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind)
 	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
+	scripts/actionlint
 
 stack-up: $(STACK_NEEDS)
 	$(STACK_UP)
