@@ -59,7 +59,7 @@ same_calls() { # log expected-file ($UPDATE_EXPECTED=1 rewrites the file instead
 
 # ---- up, status, down ---------------------------------------------------------------------
 export STUB_LOG=$work/up.log STUB_NODES=2
-up_out=$("$repo/scripts/kind" up --run-dir "$work/run" --nodes 2 2>&1) || { echo "$up_out"; echo "FAIL: up"; exit 1; }
+timeout 120 "$repo/scripts/kind" up --run-dir "$work/run" --nodes 2 >"$work/out" 2>&1 || { cat "$work/out"; echo "FAIL: up"; exit 1; }
 check "up: the expected calls in order" same_calls "$work/up.log" expected-up.calls
 env_keys() { sed -n 's/^\(FAULTLINE_[A-Z_]*\)=.*/\1/p' "$1" | sort; }
 stack_keys() { sed -n '/^write_env()/,/^}/s/^\(FAULTLINE_[A-Z_]*\)=.*/\1/p' "$repo/scripts/stack" | sort; }
@@ -107,20 +107,21 @@ check "down: logs were collected" test -s "$work/run/logs/scheduler.log"
 # ---- sha256 mismatch: nothing is created ----------------------------------------------------
 export STUB_LOG=$work/mismatch.log
 sed -i "s/^KWOK_STAGES_SHA256=.*/KWOK_STAGES_SHA256=$(sha other)/" "$work/versions.env"
-if out=$("$repo/scripts/kind" up --run-dir "$work/run2" 2>&1); then
+# (Output to a file and `timeout`: an `up` that wrongly succeeds leaves port-forwards running.)
+if timeout 120 "$repo/scripts/kind" up --run-dir "$work/run2" >"$work/out" 2>&1; then
   check "mismatch: up fails" false
 else
-  check "mismatch: up names the artifact and both sha256" grep -q "sha256 mismatch for stage-fast.yaml: downloaded $(sha $'stage-fast.yaml of the stub\n'), .* pins $(sha other)" <<<"$out"
+  check "mismatch: up names the artifact and both sha256" grep -q "sha256 mismatch for stage-fast.yaml: downloaded $(sha $'stage-fast.yaml of the stub\n'), .* pins $(sha other)" "$work/out"
 fi
 check "mismatch: no cluster was created" bash -c "! grep -q '^kind create' \"\$1\"" _ "$work/mismatch.log"
 
 # ---- a pin that is not filled in: nothing is downloaded -------------------------------------
 export STUB_LOG=$work/unpinned.log
 sed -i "s/^YUNIKORN_CHART_SHA256=.*/YUNIKORN_CHART_SHA256=/" "$work/versions.env"
-if out=$("$repo/scripts/kind" up --run-dir "$work/run3" 2>&1); then
+if timeout 120 "$repo/scripts/kind" up --run-dir "$work/run3" >"$work/out" 2>&1; then
   check "unpinned: up fails" false
 else
-  check "unpinned: up says which pin is missing and how to fill it" grep -q "pins no sha256 in YUNIKORN_CHART_SHA256.*scripts/kind pin" <<<"$out"
+  check "unpinned: up says which pin is missing and how to fill it" grep -q "pins no sha256 in YUNIKORN_CHART_SHA256.*scripts/kind pin" "$work/out"
 fi
 check "unpinned: nothing was downloaded or created" bash -c "! grep -q -e '^curl' -e '^helm pull' -e '^kind create' \"\$1\" 2>/dev/null" _ "$work/unpinned.log"
 
@@ -130,20 +131,20 @@ sed -e "s/^KWOK_MANIFEST_SHA256=.*/KWOK_MANIFEST_SHA256=$(sha $'kwok.yaml of the
   -e "s/^YUNIKORN_CHART_SHA256=.*/YUNIKORN_CHART_SHA256=$(sha $'chart archive of the stub\n')/" \
   "$repo/kind/versions.env" >"$work/versions.env"
 export STUB_LOG=$work/fail.log
-if out=$(STUB_FAIL="kubectl --kubeconfig $work/run4/admin.kubeconfig -n yunikorn rollout" \
-  "$repo/scripts/kind" up --run-dir "$work/run4" 2>&1); then
+if STUB_FAIL="kubectl --kubeconfig $work/run4/admin.kubeconfig -n yunikorn rollout" \
+  timeout 120 "$repo/scripts/kind" up --run-dir "$work/run4" >"$work/out" 2>&1; then
   check "failed step: up fails" false
 else
-  check "failed step: up says what did not become ready" grep -q "YuniKorn's deployment (with the faultline-proxy sidecar) did not become available" <<<"$out"
+  check "failed step: up says what did not become ready" grep -q "YuniKorn's deployment (with the faultline-proxy sidecar) did not become available" "$work/out"
 fi
 check "failed step: the cluster was deleted" grep -qx "kind delete cluster --name fl-test" "$work/fail.log"
 check "failed step: no cluster left" bash -c "! grep -qx fl-test \"\$1\"" _ "$work/state/clusters"
 
 # ---- scripts/chaos --cluster kind: up, harness with the kind env, logs, down ----------------
 export STUB_LOG=$work/chaos.log STUB_NODES=0
-chaos_out=$(FAULTLINE_HARNESS_BIN=$work/bin/faultline-harness "$repo/scripts/chaos" --cluster kind \
-  --scenario yunikorn-3355-outage --scheduler yunikorn --run-dir "$work/run5" --out "$work/report" 2>&1) ||
-  { echo "$chaos_out"; check "chaos --cluster kind: exits 0 (verdict reproduced)" false; }
+FAULTLINE_HARNESS_BIN=$work/bin/faultline-harness timeout 120 "$repo/scripts/chaos" --cluster kind \
+  --scenario yunikorn-3355-outage --scheduler yunikorn --run-dir "$work/run5" --out "$work/report" >"$work/out" 2>&1 ||
+  { cat "$work/out"; check "chaos --cluster kind: exits 0 (verdict reproduced)" false; }
 check "chaos --cluster kind: the expected calls in order" same_calls "$work/chaos.log" expected-chaos.calls
 check "chaos --cluster kind: the harness read the kind env file" grep -qx "FAULTLINE_CLUSTER=kind" "$work/state/harness-env"
 check "chaos --cluster kind: the cluster's logs are next to the report" test -s "$work/report/logs/faultline-proxy.log"
