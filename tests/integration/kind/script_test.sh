@@ -34,10 +34,13 @@ mkdir -p "$work/bin" "$work/state"
 for t in kind docker helm kubectl curl faultline-harness; do ln -s "$here/stub" "$work/bin/$t"; done
 sha() { printf '%s' "$1" | sha256sum | awk '{print $1}'; }
 # The pins, with the sha256 of what the stubs serve.
-sed -e "s/^KWOK_MANIFEST_SHA256=.*/KWOK_MANIFEST_SHA256=$(sha $'kwok.yaml of the stub\n')/" \
-  -e "s/^KWOK_STAGES_SHA256=.*/KWOK_STAGES_SHA256=$(sha $'stage-fast.yaml of the stub\n')/" \
-  -e "s/^YUNIKORN_CHART_SHA256=.*/YUNIKORN_CHART_SHA256=$(sha $'chart archive of the stub\n')/" \
-  "$repo/kind/versions.env" >"$work/versions.env"
+write_pins() {
+  sed -e "s/^KWOK_MANIFEST_SHA256=.*/KWOK_MANIFEST_SHA256=$(sha $'kwok.yaml of the stub\n')/" \
+    -e "s/^KWOK_STAGES_SHA256=.*/KWOK_STAGES_SHA256=$(sha $'stage-fast.yaml of the stub\n')/" \
+    -e "s/^YUNIKORN_CHART_SHA256=.*/YUNIKORN_CHART_SHA256=$(sha $'chart archive of the stub\n')/" \
+    "$repo/kind/versions.env" >"$work/versions.env"
+}
+write_pins
 
 export PATH=$work/bin:$PATH STUB_STATE=$work/state STUB_REAL_KUBECTL=$real_kubectl \
   STUB_CHART=$repo/tests/data/kind/yunikorn-chart.yaml FAULTLINE_KIND_PINS=$work/versions.env \
@@ -104,39 +107,34 @@ for pf in yunikorn proxy-admin proxy; do check "down: port-forward $pf stopped" 
 check "down: the env file is gone" test ! -e "$work/run/env"
 check "down: logs were collected" test -s "$work/run/logs/scheduler.log"
 
+# An `up` that must fail: its output in $work/out. (Output to a file and `timeout`: an `up` that
+# wrongly succeeds leaves port-forwards running.)
+up_fails() { # case run-dir
+  if timeout 120 "$repo/scripts/kind" up --run-dir "$2" >"$work/out" 2>&1; then
+    check "$1: up fails" false
+    return 1
+  fi
+}
+
 # ---- sha256 mismatch: nothing is created ----------------------------------------------------
 export STUB_LOG=$work/mismatch.log
 sed -i "s/^KWOK_STAGES_SHA256=.*/KWOK_STAGES_SHA256=$(sha other)/" "$work/versions.env"
-# (Output to a file and `timeout`: an `up` that wrongly succeeds leaves port-forwards running.)
-if timeout 120 "$repo/scripts/kind" up --run-dir "$work/run2" >"$work/out" 2>&1; then
-  check "mismatch: up fails" false
-else
+up_fails mismatch "$work/run2" &&
   check "mismatch: up names the artifact and both sha256" grep -q "sha256 mismatch for stage-fast.yaml: downloaded $(sha $'stage-fast.yaml of the stub\n'), .* pins $(sha other)" "$work/out"
-fi
 check "mismatch: no cluster was created" bash -c "! grep -q '^kind create' \"\$1\"" _ "$work/mismatch.log"
 
 # ---- a pin that is not filled in: nothing is downloaded -------------------------------------
 export STUB_LOG=$work/unpinned.log
 sed -i "s/^YUNIKORN_CHART_SHA256=.*/YUNIKORN_CHART_SHA256=/" "$work/versions.env"
-if timeout 120 "$repo/scripts/kind" up --run-dir "$work/run3" >"$work/out" 2>&1; then
-  check "unpinned: up fails" false
-else
+up_fails unpinned "$work/run3" &&
   check "unpinned: up says which pin is missing and how to fill it" grep -q "pins no sha256 in YUNIKORN_CHART_SHA256.*scripts/kind pin" "$work/out"
-fi
 check "unpinned: nothing was downloaded or created" bash -c "! grep -q -e '^curl' -e '^helm pull' -e '^kind create' \"\$1\" 2>/dev/null" _ "$work/unpinned.log"
 
 # ---- a failing step after the cluster exists: logs collected, cluster deleted ---------------
-sed -e "s/^KWOK_MANIFEST_SHA256=.*/KWOK_MANIFEST_SHA256=$(sha $'kwok.yaml of the stub\n')/" \
-  -e "s/^KWOK_STAGES_SHA256=.*/KWOK_STAGES_SHA256=$(sha $'stage-fast.yaml of the stub\n')/" \
-  -e "s/^YUNIKORN_CHART_SHA256=.*/YUNIKORN_CHART_SHA256=$(sha $'chart archive of the stub\n')/" \
-  "$repo/kind/versions.env" >"$work/versions.env"
+write_pins
 export STUB_LOG=$work/fail.log
-if STUB_FAIL="kubectl --kubeconfig $work/run4/admin.kubeconfig -n yunikorn rollout" \
-  timeout 120 "$repo/scripts/kind" up --run-dir "$work/run4" >"$work/out" 2>&1; then
-  check "failed step: up fails" false
-else
+STUB_FAIL="kubectl --kubeconfig $work/run4/admin.kubeconfig -n yunikorn rollout" up_fails "failed step" "$work/run4" &&
   check "failed step: up says what did not become ready" grep -q "YuniKorn's deployment (with the faultline-proxy sidecar) did not become available" "$work/out"
-fi
 check "failed step: the cluster was deleted" grep -qx "kind delete cluster --name fl-test" "$work/fail.log"
 check "failed step: no cluster left" bash -c "! grep -qx fl-test \"\$1\"" _ "$work/state/clusters"
 

@@ -116,20 +116,20 @@ TEST_F(InClusterTest, TheRotatedServiceAccountTokenIsWhatTheApiserverSeesNext) {
 }
 
 TEST_F(InClusterTest, WithoutThePodEnvironmentOrTokenTheProxyRefusesToStart) {
-  // No KUBERNETES_SERVICE_HOST/PORT: not a pod. (`timeout`: a proxy that started would never exit.)
-  CommandResult no_env =
-      run_command("timeout 30 env -u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT " +
-                  shell_quote(proxy_binary().string()) + " --upstream-in-cluster --service-account-dir " +
-                  shell_quote(sa_dir_.path().string()) + " --listen 127.0.0.1:0 --admin 127.0.0.1:0");
+  // The proxy run with `env_args` in front; `timeout`: a proxy that started would never exit.
+  auto start = [&](const std::string& env_args) {
+    return run_command("timeout 30 env " + env_args + " " + shell_quote(proxy_binary().string()) +
+                       " --upstream-in-cluster --service-account-dir " + shell_quote(sa_dir_.path().string()) +
+                       " --listen 127.0.0.1:0 --admin 127.0.0.1:0");
+  };
+  // No KUBERNETES_SERVICE_HOST/PORT: not a pod.
+  CommandResult no_env = start("-u KUBERNETES_SERVICE_HOST -u KUBERNETES_SERVICE_PORT");
   EXPECT_EQ(no_env.exit_code, 1) << no_env.output;
   EXPECT_THAT(no_env.output, HasSubstr("KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set"));
 
   // An empty token file.
   project("");
-  CommandResult empty =
-      run_command("timeout 30 env KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=6443 " +
-                  shell_quote(proxy_binary().string()) + " --upstream-in-cluster --service-account-dir " +
-                  shell_quote(sa_dir_.path().string()) + " --listen 127.0.0.1:0 --admin 127.0.0.1:0");
+  CommandResult empty = start("KUBERNETES_SERVICE_HOST=127.0.0.1 KUBERNETES_SERVICE_PORT=6443");
   EXPECT_EQ(empty.exit_code, 1) << empty.output;
   EXPECT_THAT(empty.output, HasSubstr("service-account token file is empty"));
 }
