@@ -34,6 +34,24 @@ YUNIKORN      ?=
 YUNIKORN_CORE ?=
 export YUNIKORN YUNIKORN_CORE
 
+# Where make chaos|stack-up|stack-down|stack-status run: local (scripts/stack: processes built from
+# pinned Go modules) or kind (scripts/kind: a kind cluster from official images and charts, pins in
+# kind/versions.env; no Go builds, needs Docker). See README "kind mode".
+CLUSTER ?= local
+ifeq ($(CLUSTER),local)
+STACK       := scripts/stack
+CHAOS_NEEDS := build components
+STACK_NEEDS := build components
+STACK_UP    := scripts/stack up --scheduler $(SCHEDULER) --proxy-bin $(BUILD_DIR)/proxy/faultline-proxy
+else ifeq ($(CLUSTER),kind)
+STACK       := scripts/kind
+CHAOS_NEEDS := harness-bin
+STACK_NEEDS :=
+STACK_UP    := scripts/kind up --scheduler $(SCHEDULER)
+else
+$(error CLUSTER must be local or kind, not '$(CLUSTER)')
+endif
+
 # Fuzzing (make fuzz / make fuzz-ci): Debian's clang 14 and its libFuzzer.
 FUZZ_CXX       ?= clang++-14
 LLVM_BIN       ?= /usr/lib/llvm-14/bin
@@ -54,7 +72,7 @@ FUZZ_ENV       := ASAN_SYMBOLIZER_PATH=$(LLVM_BIN)/llvm-symbolizer \
 TSAN_TARGETS   := faults_unit_tests proxy_net_unit proxy_relay_unit proxy_admin_test proxy_app_test \
                   relay_integration_test faultline-proxy
 
-.PHONY: deps build check sanitize tsan fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
+.PHONY: deps build harness-bin check sanitize tsan fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
         repro-3355 soak bench stack-up stack-down stack-status format lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 deps:
@@ -65,6 +83,10 @@ $(BUILD_DIR)/build.ninja: | deps
 
 build: deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Only faultline-harness (make chaos CLUSTER=kind: the proxy is built into its image there).
+harness-bin: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline-harness
 
 components: deps
 	scripts/components build
@@ -150,23 +172,25 @@ CLANG_FORMAT ?= clang-format-14
 format: deps
 	$(CLANG_FORMAT) -i $(CXX_SOURCES)
 
-# Every shell script of the project (files under scripts/ that start with a bash shebang), and every
-# C++ source in the style of .clang-format (`make format` fixes what this reports).
+# Every shell script of the project (files under scripts/ and tests/integration/kind that start
+# with a bash shebang), every C++ source in the style of .clang-format (`make format` fixes what
+# this reports), and the GitHub Actions workflows (scripts/actionlint).
 lint: deps
-	shellcheck .ci/run $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts)
+	shellcheck .ci/run $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind)
 	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
+	scripts/actionlint
 
-stack-up: build components
-	scripts/stack up --scheduler $(SCHEDULER) --proxy-bin $(BUILD_DIR)/proxy/faultline-proxy
+stack-up: $(STACK_NEEDS)
+	$(STACK_UP)
 
 stack-down:
-	scripts/stack down
+	$(STACK) down
 
 stack-status:
-	scripts/stack status
+	$(STACK) status
 
-chaos: build components
-	scripts/chaos --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
+chaos: $(CHAOS_NEEDS)
+	scripts/chaos --cluster $(CLUSTER) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 

@@ -21,6 +21,7 @@
 #include "faultline/faults/scenario.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/endpoint.hpp"
+#include "faultline/net/in_cluster.hpp"
 #include "faultline/net/kubeconfig.hpp"
 #include "faultline/proxy/server.hpp"
 
@@ -38,6 +39,8 @@ struct Flags {
   bool upstream_insecure = false;
   std::string upstream_kubeconfig;
   std::string upstream_context;
+  bool upstream_in_cluster = false;
+  std::string service_account_dir = net::kServiceAccountDir;
   std::string ca_cert;
   std::string ca_key;
   std::string ca_out;
@@ -76,6 +79,13 @@ void define_flags(CLI::App& app, Flags& f) {
                  "replacing the client's Authorization; also supplies server and CA when not given")
       ->check(CLI::ExistingFile);
   app.add_option("--upstream-context", f.upstream_context, "context of --upstream-kubeconfig (default: current)");
+  app.add_flag("--upstream-in-cluster", f.upstream_in_cluster,
+               "in a pod, as client-go's InClusterConfig: upstream https://$KUBERNETES_SERVICE_HOST:"
+               "$KUBERNETES_SERVICE_PORT verified with the service account's ca.crt; its token (re-read when it "
+               "rotates) goes on requests without an Authorization header, a client's own passes through");
+  app.add_option("--service-account-dir", f.service_account_dir,
+                 "with --upstream-in-cluster: the directory holding the service account's token and ca.crt")
+      ->capture_default_str();
   app.add_option("--ca-cert", f.ca_cert, "CA certificate (PEM) to mint the serving certificate from")
       ->check(CLI::ExistingFile);
   app.add_option("--ca-key", f.ca_key, "key (PEM) of --ca-cert")->check(CLI::ExistingFile);
@@ -118,6 +128,9 @@ void define_flags(CLI::App& app, Flags& f) {
   app.get_option("--ca-out")->excludes("--ca-cert");
   app.get_option("--upstream-insecure")->excludes("--upstream-ca");
   app.get_option("--arm")->needs("--scenario");
+  app.get_option("--service-account-dir")->needs("--upstream-in-cluster");
+  for (const char* other : {"--upstream", "--upstream-kubeconfig", "--upstream-context", "--upstream-ca"})
+    app.get_option("--upstream-in-cluster")->excludes(other);
 }
 
 std::chrono::milliseconds seconds(double s) { return std::chrono::milliseconds(static_cast<long long>(s * 1000)); }
@@ -139,6 +152,15 @@ net::CertifiedKey load_or_generate_ca(const Flags& f) {
 proxy::UpstreamOptions upstream_options(const Flags& f) {
   proxy::UpstreamOptions up;
   std::string server = f.upstream;
+  if (f.upstream_in_cluster) {
+    auto in_cluster = net::load_in_cluster_config(f.service_account_dir);
+    server = in_cluster.server;
+    up.tls.ca_pem = in_cluster.ca_pem;
+    in_cluster.token->on_error([](const std::string& error) { spdlog::warn("{}", error); });
+    up.fallback_token = in_cluster.token;
+    spdlog::info("in-cluster upstream {} (CA and token from {}; a client's own Authorization passes through)", server,
+                 f.service_account_dir);
+  }
   if (!f.upstream_kubeconfig.empty()) {
     auto kc = net::load_kubeconfig(f.upstream_kubeconfig, f.upstream_context);
     if (server.empty()) server = kc.server;

@@ -762,9 +762,11 @@ void H2Connection::submit_upstream(Stream& s) {
   const std::string path = target.base_path + s.path;
   std::vector<std::pair<std::string, std::string>> fields;
   fields.reserve(s.headers.size() + 1);
+  bool client_authorization = false;
   for (const auto& [name, value] : s.headers) {
     if (name == "host" || name == "expect") continue;
     if (name == "authorization" && target.replace_identity) continue;
+    if (name == "authorization") client_authorization = true;
     if (name == "accept" && s.ex.disposition.json_upstream) {
       fields.emplace_back(name, accept_json_instead_of_protobuf(value));
       continue;
@@ -772,6 +774,8 @@ void H2Connection::submit_upstream(Stream& s) {
     fields.emplace_back(name, value);
   }
   if (target.replace_identity && !target.token.empty()) fields.emplace_back("authorization", "Bearer " + target.token);
+  if (!target.replace_identity && !client_authorization && target.fallback_token)
+    fields.emplace_back("authorization", "Bearer " + target.fallback_token->current());
   const std::string m = ":method", sc = ":scheme", au = ":authority", pa = ":path";
   std::vector<nghttp2_nv> nva;
   nva.reserve(4 + fields.size());

@@ -98,6 +98,8 @@ void Session::prepare_upstream_request(Exchange& ex) {
   if (up.replace_identity) {
     req.erase(http::field::authorization);
     if (!up.token.empty()) req.set(http::field::authorization, "Bearer " + up.token);
+  } else if (up.fallback_token && req.count(http::field::authorization) == 0) {
+    req.set(http::field::authorization, "Bearer " + up.fallback_token->current());
   }
   if (ex.expects_continue) req.erase(http::field::expect);
   if (ex.disposition.json_upstream && req.count(http::field::accept) > 0) {

@@ -3,20 +3,15 @@
 // usable token is an error, never "no authentication": whoever gives a token file means to lock
 // the admin API.
 
-#include <cstddef>
 #include <filesystem>
-#include <stdexcept>
 #include <string>
+
+#include "faultline/net/token_file.hpp"
 
 namespace faultline::admin {
 
-// Largest token file read (a Kubernetes service account JWT is about 1 KiB).
-inline constexpr std::size_t kMaxTokenFileBytes = 64 * 1024;
-
-class TokenFileError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using net::kMaxTokenFileBytes;
+using net::TokenFileError;
 
 // The token in `path`, without leading and trailing whitespace (a trailing newline is common).
 // Throws TokenFileError, with a message that starts with the path, when the file is not a regular

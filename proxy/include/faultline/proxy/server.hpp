@@ -17,6 +17,7 @@
 #include "faultline/net/certs.hpp"
 #include "faultline/net/endpoint.hpp"
 #include "faultline/net/tls.hpp"
+#include "faultline/net/token_file.hpp"
 #include "faultline/proxy/observer.hpp"
 
 namespace faultline::proxy {
@@ -29,6 +30,9 @@ struct UpstreamOptions {
   // and, when set, this bearer token is sent instead. Without replacement Authorization passes.
   bool replace_identity = false;
   std::string token;
+  // --upstream-in-cluster: the pod's service-account token, re-read when the kubelet rotates it,
+  // sent on a request that carries no Authorization (a client's own passes through).
+  std::shared_ptr<const net::RotatingTokenFile> fallback_token;
 };
 
 struct ServerOptions {
