@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
+#include <limits>
 
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/pod_watcher.hpp"
@@ -129,6 +130,7 @@ class Runner {
     net::KubeconfigContext cluster = net::load_kubeconfig(o_.kubeconfig, o_.context);
     KubeClientOptions client_options;
     client_options.cluster = cluster;
+    client_options.limits = o_.limits;
     client_ = std::make_unique<KubeClient>(executor_, client_options);
     r_.versions["kube-apiserver"] = co_await apiserver_version(*client_);
     workload_spec_ = effective_workload(o_, sc_);
@@ -146,7 +148,8 @@ class Runner {
     co_await workload.wait_nodes_ready(o_.node_ready_timeout);
     if (o_.scheduler == "yunikorn") co_await wait_yunikorn_nodes();
 
-    watcher_ = std::make_unique<PodWatcher>(*client_, workload_spec_.namespace_, kWorkloadLabel);
+    watcher_ = std::make_unique<PodWatcher>(*client_, workload_spec_.namespace_, kWorkloadLabel,
+                                            max_watched_pods(workload_spec_));
     co_await watcher_->start();
     if (proxy_) {
       audit_ = std::make_unique<AuditCollector>(*proxy_, executor_);
@@ -183,7 +186,9 @@ class Runner {
       throw std::runtime_error("the scenario has " + std::to_string(sc_.faults.size()) +
                                " fault rules but no proxy admin URL was given (--proxy-admin-url)");
     }
-    if (!o_.proxy_admin_url.empty()) proxy_ = std::make_unique<ProxyAdmin>(o_.proxy_admin_url, o_.proxy_admin_token);
+    if (!o_.proxy_admin_url.empty()) {
+      proxy_ = std::make_unique<ProxyAdmin>(o_.proxy_admin_url, o_.proxy_admin_token, o_.limits);
+    }
   }
 
   milliseconds settle_time() const { return o_.settle ? *o_.settle : sc_.checks.settle; }
@@ -191,7 +196,7 @@ class Runner {
   asio::awaitable<void> wait_yunikorn_nodes() {
     auto deadline = std::chrono::steady_clock::now() + o_.node_ready_timeout;
     for (;;) {
-      auto snapshot = co_await take_yunikorn_snapshot(o_.yunikorn_url);
+      auto snapshot = co_await take_yunikorn_snapshot(o_.yunikorn_url, nullptr, "default", o_.limits);
       if (snapshot.nodes.size() >= workload_spec_.nodes.count) {
         progress_("YuniKorn knows " + std::to_string(snapshot.nodes.size()) + " nodes", true);
         co_return;
@@ -262,7 +267,7 @@ class Runner {
     if (o_.scheduler == "yunikorn") {
       co_await sleep_for(seconds(2));  // let the core apply the shim's last updates
       std::string dump;
-      observations.yunikorn = co_await take_yunikorn_snapshot(o_.yunikorn_url, &dump);
+      observations.yunikorn = co_await take_yunikorn_snapshot(o_.yunikorn_url, &dump, "default", o_.limits);
       net::write_file(o_.out_dir / "yunikorn-fullstatedump.json", dump);
     }
     observations.live_nodes = co_await node_names(*client_);
@@ -289,6 +294,13 @@ class Runner {
 };
 
 }  // namespace
+
+std::uint64_t max_watched_pods(const faults::Workload& workload) {
+  constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t pods = 0;
+  for (const auto& phase : workload.phases) pods = phase.pods > most - pods ? most : pods + phase.pods;
+  return pods > (most - 1000) / 2 ? most : 2 * pods + 1000;
+}
 
 Verdict check_invariants(const faults::Checks& checks, const std::optional<std::vector<std::string>>& expect,
                          const Observations& obs, Report& report) {
