@@ -114,9 +114,11 @@ class KubeClient::Connection {
     std::exception_ptr failure;
     auto on_chunk = [&](std::uint64_t, std::string_view data, error_code& ec) -> std::size_t {
       try {
+        const std::size_t unscanned = pending.size();  // what came before has no newline: not searched again
         pending.append(data.data(), data.size());
         std::size_t start = 0;
-        for (auto nl = pending.find('\n'); nl != std::string::npos && wanted; nl = pending.find('\n', start)) {
+        for (auto nl = pending.find('\n', unscanned); nl != std::string::npos && wanted;
+             nl = pending.find('\n', start)) {
           wanted = on_line(std::string_view(pending).substr(start, nl - start));
           start = nl + 1;
         }

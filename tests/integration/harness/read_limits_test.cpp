@@ -24,6 +24,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -294,10 +295,29 @@ TEST(EndlessWatchLine, WatchStopsAtTheLineLimitAndDoesNotReconnect) {
   limits.max_watch_line_bytes = 1 * kMiB;
   KubeSide client(server, limits);
   int events = 0;
+  std::optional<std::string> outcome;
+  asio::cancellation_signal give_up;  // a watch that reconnects would go on for ever
+  asio::co_spawn(client.ioc, client.kube.watch("/api/v1/namespaces/w/pods", "7", [&](const WatchEvent&) { ++events; }),
+                 asio::bind_cancellation_slot(give_up.slot(), [&](std::exception_ptr e, WatchEnd) {
+                   outcome = "returned";
+                   if (!e) return;
+                   try {
+                     std::rethrow_exception(e);
+                   } catch (const LimitError& limit) {
+                     outcome = std::string("LimitError: ") + limit.what();
+                   } catch (const std::exception& other) {
+                     outcome = std::string("other exception: ") + other.what();
+                   }
+                 }));
   reset_peak();
   const std::uint64_t before = peak_kib();
-  const std::string outcome =
-      outcome_of(client.ioc, client.kube.watch("/api/v1/namespaces/w/pods", "7", [&](const WatchEvent&) { ++events; }));
+  run_blocking(client.ioc, [&]() -> asio::awaitable<void> {
+    for (int i = 0; i < 600 && !outcome && server.connections() < 2; ++i) {
+      co_await sleep_for(std::chrono::milliseconds(100));
+    }
+    if (!outcome) give_up.emit(asio::cancellation_type::terminal);
+    for (int i = 0; i < 100 && !outcome; ++i) co_await sleep_for(std::chrono::milliseconds(100));
+  }());
   const std::uint64_t grown = peak_kib() - before;
   EXPECT_EQ(outcome, "LimitError: GET " + server.url() +
                          "/api/v1/namespaces/w/pods?watch=1&allowWatchBookmarks=true&timeoutSeconds=240&"
