@@ -21,11 +21,13 @@ bool has_deletion_timestamp(const json::value& pod) { return !field(pod, {"metad
 
 }  // namespace
 
-PodWatcher::PodWatcher(KubeClient& client, std::string ns, std::string label_selector, std::uint64_t max_pods)
+PodWatcher::PodWatcher(KubeClient& client, std::string ns, std::string label_selector, std::uint64_t max_pods,
+                       const faults::Clock& clock)
     : client_(client),
       ns_(std::move(ns)),
       selector_(std::move(label_selector)),
       max_pods_(max_pods),
+      clock_(clock),
       watch_(client.executor()) {}
 
 void PodWatcher::track(const std::string& type, const json::value& pod, WallTime now) {
@@ -87,7 +89,7 @@ asio::awaitable<std::string> PodWatcher::list_and_reconcile() {
       p.gone = true;
     }
   }
-  last_change_ = now;
+  last_change_ = clock_.now();
   co_return list.resource_version;
 }
 
@@ -96,7 +98,7 @@ asio::awaitable<void> PodWatcher::run() {
     if (ev.type == "BOOKMARK") return;
     WallTime now = WallClock::now();
     track(ev.type, ev.object, now);
-    last_change_ = now;
+    last_change_ = clock_.now();
   };
   const std::string pods = "/api/v1/namespaces/" + ns_ + "/pods";
   for (;;) {

@@ -12,6 +12,7 @@
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/kube_client.hpp"
 #include "faultline/harness/observations.hpp"
+#include "faultline/harness/token_bucket.hpp"
 
 namespace faultline::harness {
 
@@ -22,10 +23,11 @@ class PodWatcher {
     std::int64_t live = 0;
     std::int64_t bound = 0;    // live and bound
     std::int64_t running = 0;  // live and Running
-    WallTime last_change{};
+    SteadyTime last_change{};  // on the watcher's clock
   };
 
-  PodWatcher(KubeClient& client, std::string ns, std::string label_selector, std::uint64_t max_pods);
+  PodWatcher(KubeClient& client, std::string ns, std::string label_selector, std::uint64_t max_pods,
+             const faults::Clock& clock = real_clock());
   // Destroying it cancels a watch that is still running; stop() first to wait for its end.
   PodWatcher(const PodWatcher&) = delete;
   PodWatcher& operator=(const PodWatcher&) = delete;
@@ -55,7 +57,8 @@ class PodWatcher {
   std::string selector_;
   std::uint64_t max_pods_;
   PodObservations obs_;
-  WallTime last_change_{};
+  const faults::Clock& clock_;
+  SteadyTime last_change_{};
   std::int64_t relists_ = 0;
   std::string resource_version_;
   BackgroundTask watch_;

@@ -38,8 +38,9 @@ std::uint64_t max_watched_pods(const faults::Workload& workload);
 
 // Never throws for a failed run: the report then carries verdict `error` and the reason, plus
 // whatever was observed before the failure.
+// Deadlines, the settle's quiet period and phase offsets read `clock`.
 Report run_scenario(const RunOptions& options, const faults::Scenario& scenario, const std::string& scenario_text,
-                    const ProgressFn& progress);
+                    const ProgressFn& progress, const faults::Clock& clock = real_clock());
 
 // Checks the scenario's invariants (checks.invariants_to_check(): the default set when the scenario
 // lists none, nothing for `invariants: []`) against what was observed, with `expect` overriding
