@@ -193,6 +193,19 @@ std::string outcome_of(asio::io_context& ioc, asio::awaitable<T> task) {
   }
 }
 
+// What the call threw and how much the peak memory of this process grew meanwhile, in KiB.
+struct Measured {
+  std::string outcome;
+  std::uint64_t grown_kib;
+};
+template <class T>
+Measured measure(asio::io_context& ioc, asio::awaitable<T> task) {
+  reset_peak();
+  const std::uint64_t before = peak_kib();
+  std::string outcome = outcome_of(ioc, std::move(task));
+  return {std::move(outcome), peak_kib() - before};
+}
+
 // Memory allowed above the limit under test: the client's buffers, TLS, the server's pieces.
 constexpr std::uint64_t kSlackKiB = 48 * 1024;
 
@@ -227,10 +240,7 @@ TEST_P(EndlessBody, KubeClientStopsAtTheBodyLimitWithTheUrlTheLimitAndTheFlag) {
   auto answer = GetParam().answer;
   TalkativeServer server(true, [answer](const std::string&) { return answer(); });
   KubeSide client(server, small_body(4 * kMiB));
-  reset_peak();
-  const std::uint64_t before = peak_kib();
-  const std::string outcome = outcome_of(client.ioc, client.kube.get("/api/v1/namespaces/big/configmaps/one"));
-  const std::uint64_t grown = peak_kib() - before;
+  const auto [outcome, grown] = measure(client.ioc, client.kube.get("/api/v1/namespaces/big/configmaps/one"));
   EXPECT_EQ(outcome, "LimitError: GET " + server.url() +
                          "/api/v1/namespaces/big/configmaps/one: the response body is over the limit of 4194304 bytes "
                          "(4 MiB); raise it with --max-response-mib");
@@ -244,11 +254,8 @@ TEST_P(EndlessBody, HttpCallStopsAtTheBodyLimitWithTheUrlTheLimitAndTheFlag) {
   TalkativeServer server(false, [answer](const std::string&) { return answer(); });
   asio::io_context ioc;
   const std::string url = server.url() + "/ws/v1/fullstatedump";
-  reset_peak();
-  const std::uint64_t before = peak_kib();
-  const std::string outcome =
-      outcome_of(ioc, http_call("GET", url, {}, {}, {}, std::chrono::seconds(60), small_body(4 * kMiB)));
-  const std::uint64_t grown = peak_kib() - before;
+  const auto [outcome, grown] =
+      measure(ioc, http_call("GET", url, {}, {}, {}, std::chrono::seconds(60), small_body(4 * kMiB)));
   EXPECT_EQ(outcome, "LimitError: GET " + url +
                          ": the response body is over the limit of 4194304 bytes (4 MiB); raise it with "
                          "--max-response-mib");
@@ -265,10 +272,7 @@ INSTANTIATE_TEST_SUITE_P(Framings, EndlessBody,
 TEST(EndlessHeader, KubeClientStopsAtTheHeaderLimit) {
   TalkativeServer server(true, [](const std::string&) { return endless_header_field(); });
   KubeSide client(server, ReadLimits{});
-  reset_peak();
-  const std::uint64_t before = peak_kib();
-  const std::string outcome = outcome_of(client.ioc, client.kube.get("/version"));
-  const std::uint64_t grown = peak_kib() - before;
+  const auto [outcome, grown] = measure(client.ioc, client.kube.get("/version"));
   EXPECT_EQ(outcome, "LimitError: GET " + server.url() +
                          "/version: the response header is over the limit of 65536 bytes (64 KiB) (a fixed limit)");
   EXPECT_EQ(server.connections(), 1u) << "an answer over the limit is not asked for again";
@@ -279,10 +283,7 @@ TEST(EndlessHeader, HttpCallStopsAtTheHeaderLimit) {
   TalkativeServer server(false, [](const std::string&) { return endless_header_field(); });
   asio::io_context ioc;
   const std::string url = server.url() + "/v1/rules";
-  reset_peak();
-  const std::uint64_t before = peak_kib();
-  const std::string outcome = outcome_of(ioc, http_call("GET", url));
-  const std::uint64_t grown = peak_kib() - before;
+  const auto [outcome, grown] = measure(ioc, http_call("GET", url));
   EXPECT_EQ(outcome, "LimitError: GET " + url +
                          ": the response header is over the limit of 65536 bytes (64 KiB) (a fixed limit)");
   EXPECT_LT(grown, kSlackKiB) << "peak memory grew by " << grown << " KiB";
@@ -349,10 +350,7 @@ TEST(EndlessList, ListStopsWhenItsPagesTogetherReachTheBodyLimit) {
   const std::string page = list_page(1, 1 * kMiB, "more");
   TalkativeServer server(true, [&page](const std::string&) { return Answer{page, {}, 0, ""}; });
   KubeSide client(server, small_body(8 * kMiB));
-  reset_peak();
-  const std::uint64_t before = peak_kib();
-  const std::string outcome = outcome_of(client.ioc, client.kube.list("/api/v1/nodes"));
-  const std::uint64_t grown = peak_kib() - before;
+  const auto [outcome, grown] = measure(client.ioc, client.kube.list("/api/v1/nodes"));
   EXPECT_EQ(outcome, "LimitError: list " + server.url() +
                          "/api/v1/nodes?limit=500&continue=more: the pages of the list together are over the limit of "
                          "8388608 bytes (8 MiB); raise it with --max-response-mib");
