@@ -126,12 +126,13 @@ std::optional<LoadedScenario> load_or_print(const std::string& file) {
 // Creation throughput of the harness's own create path against a real apiserver: one paced
 // phase, nothing else running in the harness. The pods are deleted afterwards.
 int run_bench(const std::string& env_file, std::string kubeconfig, const std::string& ns, std::uint64_t pods,
-              double rate, std::uint64_t concurrency) {
+              double rate, std::uint64_t concurrency, const fh::ReadLimits& limits) {
   try {
     auto env = read_env_file(env_file);
     default_from(kubeconfig, env, "FAULTLINE_ADMIN_KUBECONFIG");
     fh::KubeClientOptions options;
     options.cluster = faultline::net::load_kubeconfig(kubeconfig);
+    options.limits = limits;
     boost::asio::io_context ioc;
     fh::KubeClient client(ioc.get_executor(), options);
     ff::Workload spec;
@@ -187,6 +188,10 @@ int main(int argc, char** argv) {
   double rate = 0;
   bool no_expect = false;
   unsigned node_concurrency = 16;
+  fh::ReadLimits limits;
+  std::uint64_t max_response_mib = limits.max_body_bytes >> 20;
+  const std::string max_response_help =
+      "the largest answer read from the apiserver (a list's pages together), the proxy or YuniKorn, in MiB";
 
   auto* run = app.add_subcommand("run", "run a scenario and write report.json, junit.xml and report.html");
   run->add_option("scenario", scenario_file, "scenario YAML file")->required()->check(CLI::ExistingFile);
@@ -210,6 +215,13 @@ int main(int argc, char** argv) {
   run->add_option("--expect", expect, "override checks.expect (comma-separated check names)");
   run->add_flag("--no-expect", no_expect, "expect no violation (a control run)");
   run->add_option("--node-concurrency", node_concurrency, "parallel node creations")->check(CLI::Range(1u, 256u));
+  run->add_option(fh::kMaxResponseFlag, max_response_mib, max_response_help)
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{64} * 1024));
+  run->add_option(fh::kMaxAuditRecordsFlag, limits.max_audit_records,
+                  "the most proxy audit records kept for the checks over a run")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));
 
   auto* bench =
       app.add_subcommand("bench", "measure the pod creation rate the harness achieves (creates, then deletes pods)");
@@ -224,12 +236,16 @@ int main(int argc, char** argv) {
   bench->add_option("--rate", bench_rate, "target rate in pods/s (0: as fast as the connections go)");
   bench->add_option("--concurrency", bench_concurrency, "parallel connections")->check(CLI::Range(1, 256));
   bench->add_option("--namespace", bench_ns, "namespace for the benchmark's pods");
+  bench->add_option(fh::kMaxResponseFlag, max_response_mib, max_response_help)
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{64} * 1024));
 
   auto* validate = app.add_subcommand("validate", "load and validate a scenario file, print its errors");
   std::string validate_file;
   validate->add_option("scenario", validate_file, "scenario YAML file")->required();
 
   CLI11_PARSE(app, argc, argv);
+  limits.max_body_bytes = max_response_mib << 20;
 
   if (*validate) {
     auto loaded = load_or_print(validate_file);
@@ -240,7 +256,7 @@ int main(int argc, char** argv) {
     return 0;
   }
 
-  if (*bench) return run_bench(env_file, kubeconfig, bench_ns, bench_pods, bench_rate, bench_concurrency);
+  if (*bench) return run_bench(env_file, kubeconfig, bench_ns, bench_pods, bench_rate, bench_concurrency, limits);
 
   fh::RunOptions o;
   try {
@@ -290,6 +306,7 @@ int main(int argc, char** argv) {
   if (no_expect) o.expect = std::vector<std::string>{};
   else if (!expect.empty()) o.expect = split_list(expect);
   o.node_concurrency = node_concurrency;
+  o.limits = limits;
 
   ConsoleProgress progress;
   fh::ProgressFn progress_fn = [&progress](const std::string& line, bool final) { progress(line, final); };

@@ -6,7 +6,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/url/parse.hpp>
-#include <limits>
 #include <stdexcept>
 
 #include "faultline/harness/async.hpp"
@@ -28,7 +27,7 @@ void throw_step(const std::string& method, const std::string& url, const char* s
 
 asio::awaitable<PlainResponse> http_call(std::string method, std::string url, std::string body,
                                          std::string content_type, std::string bearer_token,
-                                         std::chrono::seconds timeout) {
+                                         std::chrono::seconds timeout, ReadLimits limits) {
   auto parsed = boost::urls::parse_uri(url);
   if (!parsed || parsed->scheme() != "http") throw std::runtime_error(url + ": expected an http:// URL");
   const std::string host = parsed->host();
@@ -57,9 +56,11 @@ asio::awaitable<PlainResponse> http_call(std::string method, std::string url, st
   auto [wec, written] = co_await http::async_write(stream, req, use_tuple);
   throw_step(method, url, "write", wec);
   http::response_parser<http::string_body> parser;
-  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-  beast::flat_buffer buffer;
+  parser.body_limit(limits.max_body_bytes);
+  parser.header_limit(limits.max_header_bytes);
+  beast::flat_buffer buffer(read_buffer_bound(limits));
   auto [rdec, read] = co_await http::async_read(stream, buffer, parser, use_tuple);
+  throw_if_limit(rdec, limits, method + " " + url);
   throw_step(method, url, "read", rdec);
 
   const auto& res = parser.get();

@@ -1,5 +1,6 @@
 #include "faultline/harness/kube_client.hpp"
 
+#include <poll.h>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -11,9 +12,6 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/rfc/unreserved_chars.hpp>
 #include <boost/url/url.hpp>
-#include <limits>
-
-#include <poll.h>
 
 #include "faultline/harness/async.hpp"
 #include "faultline/net/endpoint.hpp"
@@ -38,14 +36,15 @@ struct ExchangeError : boost::system::system_error {
 }  // namespace
 
 // One TLS connection. Every operation runs under a tcp_stream deadline (the request timeout; five
-// minutes for a watch stream's next bytes); cancelling the coroutine cancels the operation.
+// minutes for a watch stream's next bytes); cancelling the coroutine cancels the operation. What it
+// reads is bounded by the client's ReadLimits (LimitError past them).
 class KubeClient::Connection {
  public:
   static asio::awaitable<std::unique_ptr<Connection>> open(asio::ssl::context& tls, const net::Endpoint& ep,
                                                            const std::string& verify_name, bool verify,
-                                                           std::chrono::seconds timeout) {
+                                                           std::chrono::seconds timeout, const ReadLimits& limits) {
     auto executor = co_await asio::this_coro::executor;
-    std::unique_ptr<Connection> c(new Connection(executor, tls, timeout));
+    std::unique_ptr<Connection> c(new Connection(executor, tls, timeout, limits, "https://" + ep.to_string()));
     asio::ip::tcp::resolver resolver(executor);
     const std::string port = std::to_string(ep.port);
     auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, port, use_tuple);
@@ -60,15 +59,16 @@ class KubeClient::Connection {
     co_return c;
   }
 
-  // Throws ExchangeError.
+  // Throws ExchangeError, or LimitError for an answer over the limits.
   asio::awaitable<HttpResult> exchange(const http::request<http::string_body>& req, bool& keep_alive) {
     tcp().expires_after(timeout_);
     auto [wec, written] = co_await http::async_write(stream_, req, use_tuple);
     if (wec) throw ExchangeError(wec, "write request", true);
     http::response_parser<http::string_body> parser;
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    limit(parser);
     tcp().expires_after(timeout_);
     auto [rec, read] = co_await http::async_read(stream_, buffer_, parser, use_tuple);
+    throw_if_limit(rec, limits_, describe(req));
     if (rec) {
       // A timeout is a server that did not answer, not one that closed the connection.
       throw ExchangeError(rec, "read response", !parser.got_some() && rec != beast::error::timeout);
@@ -84,35 +84,54 @@ class KubeClient::Connection {
 
   // Streams a chunked answer line by line. Returns the status; a non-200 answer's body goes to
   // error_body. Stops when on_line returns false or the server ends the stream; a cancelled read
-  // throws (operation_aborted).
+  // throws (operation_aborted). What on_line throws, and a line over the limit (LimitError), is
+  // thrown here, after the read it interrupted.
   asio::awaitable<int> stream(const http::request<http::string_body>& req,
                               const std::function<bool(std::string_view)>& on_line, std::string& error_body) {
     tcp().expires_after(timeout_);
     auto [wec, written] = co_await http::async_write(stream_, req, use_tuple);
     throw_if(wec, "write request");
     http::response_parser<http::string_body> parser;
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    limit(parser);
     tcp().expires_after(timeout_);
     auto [hec, header] = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
+    throw_if_limit(hec, limits_, describe(req));
     throw_if(hec, "read watch header");
     int status = static_cast<int>(parser.get().result_int());
     if (status != 200) {
       tcp().expires_after(timeout_);
       auto [bec, body] = co_await http::async_read(stream_, buffer_, parser, use_tuple);
+      throw_if_limit(bec, limits_, describe(req));
       throw_if(bec, "read error body");
       error_body = parser.get().body();
       co_return status;
     }
+    // Only the chunks are lines: a body without them would pile up in the parser unread.
+    if (!parser.chunked()) throw std::runtime_error(describe(req) + ": the watch answer is not chunked");
+    parser.body_limit(boost::none);  // a stream; each of its lines is bounded below
     std::string pending;
     bool wanted = true;
-    auto on_chunk = [&](std::uint64_t, std::string_view data, error_code&) -> std::size_t {
-      pending.append(data.data(), data.size());
-      std::size_t start = 0;
-      for (auto nl = pending.find('\n'); nl != std::string::npos && wanted; nl = pending.find('\n', start)) {
-        wanted = on_line(std::string_view(pending).substr(start, nl - start));
-        start = nl + 1;
+    std::exception_ptr failure;
+    auto on_chunk = [&](std::uint64_t, std::string_view data, error_code& ec) -> std::size_t {
+      try {
+        const std::size_t unscanned = pending.size();  // what came before has no newline: not searched again
+        pending.append(data.data(), data.size());
+        std::size_t start = 0;
+        for (auto nl = pending.find('\n', unscanned); nl != std::string::npos && wanted;
+             nl = pending.find('\n', start)) {
+          wanted = on_line(std::string_view(pending).substr(start, nl - start));
+          start = nl + 1;
+        }
+        pending.erase(0, start);
+        if (wanted && pending.size() > limits_.max_watch_line_bytes) {
+          throw LimitError(describe(req) + ": a watch event (one line of the stream) is over the limit of " +
+                           byte_limit_text(limits_.max_watch_line_bytes) + " (a fixed limit)");
+        }
+      } catch (...) {
+        // Not thrown through Beast's read: the error ends the read, the coroutine rethrows.
+        failure = std::current_exception();
+        ec = asio::error::interrupted;
       }
-      pending.erase(0, start);
       return data.size();
     };
     parser.on_chunk_body(on_chunk);
@@ -120,6 +139,8 @@ class KubeClient::Connection {
       // A quiet watch still gets bookmarks about once a minute; five silent minutes is dead.
       tcp().expires_after(std::chrono::minutes(5));
       auto [ec, n] = co_await http::async_read_some(stream_, buffer_, parser, use_tuple);
+      if (failure) std::rethrow_exception(failure);
+      throw_if_limit(ec, limits_, describe(req));
       throw_if(ec, "read watch stream");
     }
     co_return status;
@@ -134,14 +155,31 @@ class KubeClient::Connection {
   }
 
  private:
-  Connection(const asio::any_io_executor& executor, asio::ssl::context& tls, std::chrono::seconds timeout)
-      : stream_(executor, tls), timeout_(timeout) {}
+  Connection(const asio::any_io_executor& executor, asio::ssl::context& tls, std::chrono::seconds timeout,
+             const ReadLimits& limits, std::string origin)
+      : stream_(executor, tls),
+        buffer_(read_buffer_bound(limits)),
+        timeout_(timeout),
+        limits_(limits),
+        origin_(std::move(origin)) {}
 
   beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
 
+  void limit(http::response_parser<http::string_body>& parser) const {
+    parser.body_limit(limits_.max_body_bytes);
+    parser.header_limit(limits_.max_header_bytes);
+  }
+
+  // "GET https://host:port/path?query", for errors.
+  std::string describe(const http::request<http::string_body>& req) const {
+    return std::string(req.method_string()) + " " + origin_ + std::string(req.target());
+  }
+
   beast::ssl_stream<beast::tcp_stream> stream_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_;  // bounded: holds at most one header or chunk header beyond what was parsed
   std::chrono::seconds timeout_;
+  ReadLimits limits_;
+  std::string origin_;
 };
 
 struct KubeClient::Impl {
@@ -230,12 +268,9 @@ KubeClient::~KubeClient() = default;
 asio::awaitable<std::unique_ptr<KubeClient::Connection>> KubeClient::acquire(bool* reused) {
   if (reused != nullptr) *reused = false;
   std::unique_ptr<Connection> pooled;
-  {
-    std::lock_guard lock(mutex_);
-    if (!idle_.empty()) {
-      pooled = std::move(idle_.back());
-      idle_.pop_back();
-    }
+  if (!idle_.empty()) {
+    pooled = std::move(idle_.back());
+    idle_.pop_back();
   }
   if (pooled) {
     if (!pooled->closed_by_peer()) {
@@ -249,31 +284,16 @@ asio::awaitable<std::unique_ptr<KubeClient::Connection>> KubeClient::acquire(boo
   const auto& c = options_.cluster;
   const std::string verify_name = c.tls_server_name.empty() ? impl_->url.endpoint.host : c.tls_server_name;
   co_return co_await Connection::open(impl_->tls, impl_->url.endpoint, verify_name, !c.insecure_skip_verify,
-                                      options_.request_timeout);
+                                      options_.request_timeout, options_.limits);
 }
 
-void KubeClient::discard_idle() {
-  std::vector<std::unique_ptr<Connection>> stale;
-  {
-    std::lock_guard lock(mutex_);
-    stale.swap(idle_);
-  }
-}  // closed here, outside the lock
+void KubeClient::discard_idle() { idle_.clear(); }
 
-void KubeClient::release(std::unique_ptr<Connection> c) {
-  std::lock_guard lock(mutex_);
-  idle_.push_back(std::move(c));
-}
+void KubeClient::release(std::unique_ptr<Connection> c) { idle_.push_back(std::move(c)); }
 
-void KubeClient::count_retry(const std::string& kind) {
-  std::lock_guard lock(mutex_);
-  ++retries_[kind];
-}
+void KubeClient::count_retry(const std::string& kind) { ++retries_[kind]; }
 
-std::map<std::string, std::int64_t> KubeClient::retries() const {
-  std::lock_guard lock(mutex_);
-  return retries_;
-}
+std::map<std::string, std::int64_t> KubeClient::retries() const { return retries_; }
 
 std::chrono::milliseconds KubeClient::backoff(int attempt) const {
   auto d = options_.retry.initial_backoff * (1LL << std::min(attempt, 10));
@@ -342,6 +362,7 @@ asio::awaitable<ListResult> KubeClient::list(std::string collection_path, std::s
     ListResult out;
     std::string token;
     bool expired = false;
+    std::uint64_t bytes = 0;  // of all pages: the list is held whole, as one answer would be
     do {
       std::string target =
           with_query(collection_path, {{"limit", limit}, {"continue", token}, {"labelSelector", label_selector}});
@@ -351,6 +372,11 @@ asio::awaitable<ListResult> KubeClient::list(std::string collection_path, std::s
         break;
       }
       if (res.status != 200) throw api_error(res.status, res.body, "list " + collection_path);
+      bytes += res.body.size();
+      if (bytes > options_.limits.max_body_bytes) {
+        throw LimitError("list " + server() + target + ": the pages of the list together are over the limit of " +
+                         byte_limit_text(options_.limits.max_body_bytes) + "; raise it with " + kMaxResponseFlag);
+      }
       json::value page = parse_body(res, "list " + collection_path);
       const auto& o = page.as_object();
       if (out.resource_version.empty()) out.resource_version = resource_version_of(page);

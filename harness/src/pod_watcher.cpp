@@ -21,8 +21,23 @@ bool has_deletion_timestamp(const json::value& pod) { return !field(pod, {"metad
 
 }  // namespace
 
-PodWatcher::PodWatcher(KubeClient& client, std::string ns, std::string label_selector)
-    : client_(client), ns_(std::move(ns)), selector_(std::move(label_selector)), watch_(client.executor()) {}
+PodWatcher::PodWatcher(KubeClient& client, std::string ns, std::string label_selector, std::uint64_t max_pods,
+                       const faults::Clock& clock)
+    : client_(client),
+      ns_(std::move(ns)),
+      selector_(std::move(label_selector)),
+      max_pods_(max_pods),
+      clock_(clock),
+      watch_(client.executor()) {}
+
+void PodWatcher::track(const std::string& type, const json::value& pod, WallTime now) {
+  if (obs_.pods.size() >= max_pods_ && !obs_.pods.contains(field(pod, {"metadata", "uid"}))) {
+    throw LimitError("pod watch of namespace " + ns_ + ", label " + selector_ + ": more than " +
+                     std::to_string(max_pods_) + " pods, far more than the workload creates: something else creates " +
+                     "pods with its label");
+  }
+  apply(obs_, type, pod, now);
+}
 
 void PodWatcher::apply(PodObservations& obs, const std::string& type, const json::value& pod, WallTime now) {
   std::string uid = field(pod, {"metadata", "uid"});
@@ -65,7 +80,7 @@ asio::awaitable<std::string> PodWatcher::list_and_reconcile() {
   std::set<std::string> present;
   for (const auto& item : list.items) {
     present.insert(field(item, {"metadata", "uid"}));
-    apply(obs_, "ADDED", item, now);
+    track("ADDED", item, now);
   }
   // Pods we knew that the list no longer has were deleted while we were not watching.
   for (auto& [uid, p] : obs_.pods) {
@@ -74,7 +89,7 @@ asio::awaitable<std::string> PodWatcher::list_and_reconcile() {
       p.gone = true;
     }
   }
-  last_change_ = now;
+  last_change_ = clock_.now();
   co_return list.resource_version;
 }
 
@@ -82,8 +97,8 @@ asio::awaitable<void> PodWatcher::run() {
   auto on_event = [this](const WatchEvent& ev) {
     if (ev.type == "BOOKMARK") return;
     WallTime now = WallClock::now();
-    apply(obs_, ev.type, ev.object, now);
-    last_change_ = now;
+    track(ev.type, ev.object, now);
+    last_change_ = clock_.now();
   };
   const std::string pods = "/api/v1/namespaces/" + ns_ + "/pods";
   for (;;) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
+#include <limits>
 
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/pod_watcher.hpp"
@@ -17,7 +18,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-double since(SteadyTime t) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(); }
+double seconds_between(SteadyTime from, SteadyTime to) { return std::chrono::duration<double>(to - from).count(); }
 
 std::string fixed(double v, int decimals = 1) { return fmt::format("{:.{}f}", v, decimals); }
 
@@ -64,13 +65,16 @@ class AuditCollector {
 };
 
 // Waits until every live pod is bound and Running, or nothing changed for `quiet`. Returns how it ended.
-asio::awaitable<std::string> settle(PodWatcher& watcher, milliseconds quiet, const ProgressFn& progress) {
-  auto start = std::chrono::steady_clock::now();
+asio::awaitable<std::string> settle(PodWatcher& watcher, milliseconds quiet, const ProgressFn& progress,
+                                    const faults::Clock& clock) {
+  const SteadyTime start = clock.now();
   auto give_up = quiet * 10 + seconds(60);
   for (;;) {
     if (auto err = watcher.error(); !err.empty()) throw std::runtime_error(err);
     auto c = watcher.counts();
-    double quiet_for = std::chrono::duration<double>(WallClock::now() - c.last_change).count();
+    const SteadyTime now = clock.now();
+    auto since = [&](SteadyTime t) { return seconds_between(t, now); };
+    double quiet_for = since(c.last_change);
     std::string state =
         std::to_string(c.bound) + "/" + std::to_string(c.live) + " bound, " + std::to_string(c.running) + " Running";
     if (c.live > 0 && c.bound == c.live && c.running == c.live) {
@@ -82,7 +86,7 @@ asio::awaitable<std::string> settle(PodWatcher& watcher, milliseconds quiet, con
       progress("settled by quiet period: " + state + ", nothing changed for " + fixed(quiet_for) + "s", true);
       co_return "settled by quiet period: nothing changed for " + fixed(quiet_for) + "s (" + state + ")";
     }
-    if (std::chrono::steady_clock::now() - start > give_up) {
+    if (now - start > give_up) {
       progress("still changing after " + fixed(since(start)) + "s; checking anyway", true);
       co_return "gave up settling after " + fixed(since(start)) + "s: pods kept changing (" + state + ")";
     }
@@ -121,18 +125,19 @@ faults::Workload effective_workload(const RunOptions& o, const faults::Scenario&
 class Runner {
  public:
   Runner(asio::any_io_executor executor, const RunOptions& o, const faults::Scenario& sc, const std::string& text,
-         const ProgressFn& progress, Report& r)
-      : executor_(std::move(executor)), o_(o), sc_(sc), text_(text), progress_(progress), r_(r) {}
+         const ProgressFn& progress, const faults::Clock& clock, Report& r)
+      : executor_(std::move(executor)), o_(o), sc_(sc), text_(text), progress_(progress), clock_(clock), r_(r) {}
 
   asio::awaitable<void> execute() {
     validate_options();
     net::KubeconfigContext cluster = net::load_kubeconfig(o_.kubeconfig, o_.context);
     KubeClientOptions client_options;
     client_options.cluster = cluster;
+    client_options.limits = o_.limits;
     client_ = std::make_unique<KubeClient>(executor_, client_options);
     r_.versions["kube-apiserver"] = co_await apiserver_version(*client_);
     workload_spec_ = effective_workload(o_, sc_);
-    Workload workload(*client_, workload_spec_, o_.scheduler, progress_);
+    Workload workload(*client_, workload_spec_, o_.scheduler, progress_, clock_);
     co_await workload.ensure_namespace();
     co_await workload.delete_leftover_pods(seconds(120));
     if (proxy_) {
@@ -146,7 +151,8 @@ class Runner {
     co_await workload.wait_nodes_ready(o_.node_ready_timeout);
     if (o_.scheduler == "yunikorn") co_await wait_yunikorn_nodes();
 
-    watcher_ = std::make_unique<PodWatcher>(*client_, workload_spec_.namespace_, kWorkloadLabel);
+    watcher_ = std::make_unique<PodWatcher>(*client_, workload_spec_.namespace_, kWorkloadLabel,
+                                            max_watched_pods(workload_spec_), clock_);
     co_await watcher_->start();
     if (proxy_) {
       audit_ = std::make_unique<AuditCollector>(*proxy_, executor_);
@@ -154,7 +160,7 @@ class Runner {
     }
     co_await run_phases(workload);
     if (!armed_ && proxy_) co_await arm();
-    r_.notes.push_back(co_await settle(*watcher_, settle_time(), progress_));
+    r_.notes.push_back(co_await settle(*watcher_, settle_time(), progress_, clock_));
     co_await collect();
   }
 
@@ -183,20 +189,22 @@ class Runner {
       throw std::runtime_error("the scenario has " + std::to_string(sc_.faults.size()) +
                                " fault rules but no proxy admin URL was given (--proxy-admin-url)");
     }
-    if (!o_.proxy_admin_url.empty()) proxy_ = std::make_unique<ProxyAdmin>(o_.proxy_admin_url, o_.proxy_admin_token);
+    if (!o_.proxy_admin_url.empty()) {
+      proxy_ = std::make_unique<ProxyAdmin>(o_.proxy_admin_url, o_.proxy_admin_token, o_.limits);
+    }
   }
 
   milliseconds settle_time() const { return o_.settle ? *o_.settle : sc_.checks.settle; }
 
   asio::awaitable<void> wait_yunikorn_nodes() {
-    auto deadline = std::chrono::steady_clock::now() + o_.node_ready_timeout;
+    auto deadline = clock_.now() + o_.node_ready_timeout;
     for (;;) {
-      auto snapshot = co_await take_yunikorn_snapshot(o_.yunikorn_url);
+      auto snapshot = co_await take_yunikorn_snapshot(o_.yunikorn_url, nullptr, "default", o_.limits);
       if (snapshot.nodes.size() >= workload_spec_.nodes.count) {
         progress_("YuniKorn knows " + std::to_string(snapshot.nodes.size()) + " nodes", true);
         co_return;
       }
-      if (std::chrono::steady_clock::now() > deadline) {
+      if (clock_.now() > deadline) {
         throw std::runtime_error("YuniKorn registered only " + std::to_string(snapshot.nodes.size()) + " of " +
                                  std::to_string(workload_spec_.nodes.count) + " nodes");
       }
@@ -221,15 +229,15 @@ class Runner {
     std::function<asio::awaitable<void>()> arm_once = [this]() -> asio::awaitable<void> {
       if (proxy_ && !armed_) co_await arm();
     };
-    auto workload_start = std::chrono::steady_clock::now();
+    const SteadyTime workload_start = clock_.now();
     double created_seconds = 0;
     for (const auto& phase : workload_spec_.phases) {
       if (phase.start.kind == faults::PhaseStart::Kind::settled) {
-        const std::string settled = co_await settle(*watcher_, settle_time(), progress_);
+        const std::string settled = co_await settle(*watcher_, settle_time(), progress_, clock_);
         r_.notes.push_back("before phase " + phase.name + ": " + settled);
       } else if (phase.start.kind == faults::PhaseStart::Kind::offset) {
-        asio::steady_timer at(executor_, workload_start + phase.start.offset);
-        co_await at.async_wait(use_tuple);
+        const auto wait = workload_start + phase.start.offset - clock_.now();
+        if (wait > SteadyTime::duration::zero()) co_await sleep_for(wait);
       }
       PhaseResult pr = co_await workload.run_phase(phase, arm_once, status);
       r_.pods_created += static_cast<std::int64_t>(pr.created);
@@ -262,7 +270,7 @@ class Runner {
     if (o_.scheduler == "yunikorn") {
       co_await sleep_for(seconds(2));  // let the core apply the shim's last updates
       std::string dump;
-      observations.yunikorn = co_await take_yunikorn_snapshot(o_.yunikorn_url, &dump);
+      observations.yunikorn = co_await take_yunikorn_snapshot(o_.yunikorn_url, &dump, "default", o_.limits);
       net::write_file(o_.out_dir / "yunikorn-fullstatedump.json", dump);
     }
     observations.live_nodes = co_await node_names(*client_);
@@ -279,6 +287,7 @@ class Runner {
   const faults::Scenario& sc_;
   const std::string& text_;
   const ProgressFn& progress_;
+  const faults::Clock& clock_;
   Report& r_;
   faults::Workload workload_spec_;
   std::unique_ptr<KubeClient> client_;
@@ -289,6 +298,13 @@ class Runner {
 };
 
 }  // namespace
+
+std::uint64_t max_watched_pods(const faults::Workload& workload) {
+  constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t pods = 0;
+  for (const auto& phase : workload.phases) pods = phase.pods > most - pods ? most : pods + phase.pods;
+  return pods > (most - 1000) / 2 ? most : 2 * pods + 1000;
+}
 
 Verdict check_invariants(const faults::Checks& checks, const std::optional<std::vector<std::string>>& expect,
                          const Observations& obs, Report& report) {
@@ -303,7 +319,7 @@ Verdict check_invariants(const faults::Checks& checks, const std::optional<std::
 }
 
 Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::string& text,
-                    const ProgressFn& progress) {
+                    const ProgressFn& progress, const faults::Clock& clock) {
   Report r;
   r.scenario = sc.metadata.name.empty() ? sc.source : sc.metadata.name;
   r.scenario_file = sc.source;
@@ -312,7 +328,7 @@ Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::
   r.started = WallClock::now();
   // The whole run is one single-threaded io_context on this thread.
   asio::io_context ioc;
-  Runner runner(ioc.get_executor(), o, sc, text, progress, r);
+  Runner runner(ioc.get_executor(), o, sc, text, progress, clock, r);
   bool ok = true;
   try {
     run_blocking(ioc, runner.execute());

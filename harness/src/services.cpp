@@ -48,25 +48,28 @@ std::int64_t count_of(const json::object& o, std::string_view key) {
 
 }  // namespace
 
-ProxyAdmin::ProxyAdmin(std::string base_url, std::string bearer_token)
-    : base_(trim_slash(std::move(base_url))), token_(std::move(bearer_token)) {}
+ProxyAdmin::ProxyAdmin(std::string base_url, std::string bearer_token, ReadLimits limits)
+    : base_(trim_slash(std::move(base_url))), token_(std::move(bearer_token)), limits_(limits) {}
+
+asio::awaitable<PlainResponse> ProxyAdmin::call(std::string method, std::string url, std::string body,
+                                                std::string content_type) {
+  co_return co_await http_call(std::move(method), std::move(url), std::move(body), std::move(content_type), token_,
+                               std::chrono::seconds(30), limits_);
+}
 
 asio::awaitable<void> ProxyAdmin::put_scenario(std::string yaml) {
   const std::string url = base_ + "/v1/scenario";
-  expect_ok(co_await http_call("PUT", url, yaml, "application/yaml", token_),
-            "proxy refused the scenario (PUT " + url + ")");
+  expect_ok(co_await call("PUT", url, yaml, "application/yaml"), "proxy refused the scenario (PUT " + url + ")");
 }
 
-asio::awaitable<void> ProxyAdmin::arm() {
-  expect_ok(co_await http_call("POST", base_ + "/v1/arm", {}, {}, token_), "POST /v1/arm");
-}
+asio::awaitable<void> ProxyAdmin::arm() { expect_ok(co_await call("POST", base_ + "/v1/arm"), "POST /v1/arm"); }
 
 asio::awaitable<void> ProxyAdmin::disarm() {
-  expect_ok(co_await http_call("POST", base_ + "/v1/disarm", {}, {}, token_), "POST /v1/disarm");
+  expect_ok(co_await call("POST", base_ + "/v1/disarm"), "POST /v1/disarm");
 }
 
 asio::awaitable<std::vector<FaultCounter>> ProxyAdmin::rules() {
-  auto res = expect_ok(co_await http_call("GET", base_ + "/v1/rules", {}, {}, token_), "GET /v1/rules");
+  auto res = expect_ok(co_await call("GET", base_ + "/v1/rules"), "GET /v1/rules");
   boost::system::error_code ec;
   json::value doc = json::parse(res.body, ec);
   if (ec || !doc.is_object()) throw std::runtime_error("GET /v1/rules: not a JSON object: " + res.body.substr(0, 200));
@@ -89,7 +92,7 @@ asio::awaitable<std::vector<FaultCounter>> ProxyAdmin::rules() {
 
 asio::awaitable<std::uint64_t> ProxyAdmin::audit_head() {
   const std::string url = with_query(base_ + "/v1/audit", {{"since", "0"}, {"limit", "1"}});
-  auto res = co_await http_call("GET", url, {}, {}, token_);
+  auto res = co_await call("GET", url);
   if (res.status == 410) {
     boost::system::error_code ec;
     json::value doc = json::parse(res.body, ec);
@@ -109,7 +112,7 @@ asio::awaitable<void> ProxyAdmin::read_audit(std::uint64_t& since, audit::Decode
   for (;;) {
     const std::string target = "/v1/audit?since=" + std::to_string(since);
     const std::string url = with_query(base_ + "/v1/audit", {{"since", std::to_string(since)}});
-    auto res = co_await http_call("GET", url, {}, {}, token_);
+    auto res = co_await call("GET", url);
     if (res.status == 410) {
       throw std::runtime_error("the proxy no longer holds audit records after #" + std::to_string(since) +
                                " (evicted from memory): " + res.body.substr(0, 300));
@@ -123,6 +126,10 @@ asio::awaitable<void> ProxyAdmin::read_audit(std::uint64_t& since, audit::Decode
       throw std::runtime_error("GET " + target + ": no valid Faultline-Audit-Next-Since header");
     }
     audit::DecodedLines lines = audit::decode_lines(res.body);
+    if (out.records.size() + lines.records.size() > limits_.max_audit_records) {
+      throw LimitError("GET " + url + ": the run's audit records would be more than the limit of " +
+                       std::to_string(limits_.max_audit_records) + "; raise it with " + kMaxAuditRecordsFlag);
+    }
     if (lines.malformed > 0 && out.malformed == 0) out.first_error = "GET " + target + ": " + lines.first_error;
     out.malformed += lines.malformed;
     for (auto& r : lines.records) out.records.push_back(std::move(r));
@@ -135,22 +142,25 @@ asio::awaitable<void> ProxyAdmin::read_audit(std::uint64_t& since, audit::Decode
 }
 
 asio::awaitable<YunikornSnapshot> take_yunikorn_snapshot(std::string base_url, std::string* full_state_dump,
-                                                         std::string partition) {
+                                                         std::string partition, ReadLimits limits) {
   const std::string base = trim_slash(base_url) + "/ws/v1/partition/" + partition;
+  auto get = [&limits](std::string url) {
+    return http_call("GET", std::move(url), {}, {}, {}, std::chrono::seconds(30), limits);
+  };
   YunikornSnapshot s;
   s.at = WallClock::now();
-  s.queues = decode_queues(expect_ok(co_await http_call("GET", base + "/queues"), "YuniKorn queues").body);
-  s.applications = decode_applications(
-      expect_ok(co_await http_call("GET", base + "/applications/active"), "YuniKorn applications").body);
-  s.nodes = decode_nodes(expect_ok(co_await http_call("GET", base + "/nodes"), "YuniKorn nodes").body);
+  s.queues = decode_queues(expect_ok(co_await get(base + "/queues"), "YuniKorn queues").body);
+  s.applications =
+      decode_applications(expect_ok(co_await get(base + "/applications/active"), "YuniKorn applications").body);
+  s.nodes = decode_nodes(expect_ok(co_await get(base + "/nodes"), "YuniKorn nodes").body);
   if (full_state_dump != nullptr) {
     // v1.9.0 serves it under /debug and redirects the old /ws/v1 path there.
-    auto dump = co_await http_call("GET", trim_slash(base_url) + "/ws/v1/fullstatedump");
+    auto dump = co_await get(trim_slash(base_url) + "/ws/v1/fullstatedump");
     if ((dump.status == 301 || dump.status == 302 || dump.status == 307 || dump.status == 308) &&
         !dump.header("location").empty()) {
       std::string location = dump.header("location");
       if (location.rfind("http", 0) != 0) location = trim_slash(base_url) + location;
-      dump = co_await http_call("GET", location);
+      dump = co_await get(location);
     }
     *full_state_dump = expect_ok(dump, "YuniKorn fullstatedump").body;
   }

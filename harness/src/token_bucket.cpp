@@ -5,7 +5,12 @@
 
 namespace faultline::harness {
 
-TokenBucket::TokenBucket(double rate, double burst, SteadyClockFn now) : now_(std::move(now)) {
+const faults::Clock& real_clock() {
+  static const faults::SteadyClock clock;
+  return clock;
+}
+
+TokenBucket::TokenBucket(double rate, double burst, const faults::Clock& clock) : clock_(clock) {
   if (!(rate > 0)) throw std::invalid_argument("token bucket rate must be > 0");
   if (burst < 1) throw std::invalid_argument("token bucket burst must be >= 1");
   interval_ = std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 / rate));
@@ -14,7 +19,7 @@ TokenBucket::TokenBucket(double rate, double burst, SteadyClockFn now) : now_(st
 
 std::chrono::nanoseconds TokenBucket::reserve() {
   std::lock_guard lock(mutex_);
-  SteadyTime now = now_();
+  SteadyTime now = clock_.now();
   if (!started_ || theoretical_ < now) {
     theoretical_ = std::max(started_ ? theoretical_ : now, now);
     started_ = true;

@@ -106,8 +106,12 @@ json::value make_pod(const std::string& ns, const std::string& name, const fault
 }
 
 Workload::Workload(KubeClient& client, const faults::Workload& spec, std::string scheduler_under_test,
-                   ProgressFn progress)
-    : client_(client), spec_(spec), scheduler_(std::move(scheduler_under_test)), progress_(std::move(progress)) {}
+                   ProgressFn progress, const faults::Clock& clock)
+    : client_(client),
+      spec_(spec),
+      scheduler_(std::move(scheduler_under_test)),
+      progress_(std::move(progress)),
+      clock_(clock) {}
 
 asio::awaitable<void> Workload::ensure_namespace() {
   if (co_await client_.get("/api/v1/namespaces/" + spec_.namespace_)) co_return;
@@ -129,9 +133,9 @@ asio::awaitable<std::uint64_t> Workload::delete_leftover_pods(std::chrono::secon
   const std::string target = with_query(pods, {{"labelSelector", selector}, {"gracePeriodSeconds", "0"}});
   HttpResult res = co_await client_.request("DELETE", target);
   if (res.status != 200) throw ApiError(res.status, "", "delete leftover pods: HTTP " + std::to_string(res.status));
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto deadline = clock_.now() + timeout;
   while (!(co_await client_.list(pods, selector)).items.empty()) {
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (clock_.now() > deadline) {
       throw std::runtime_error("pods left by an earlier run are still there after " + std::to_string(timeout.count()) +
                                "s");
     }
@@ -144,7 +148,7 @@ asio::awaitable<std::uint64_t> Workload::delete_leftover_pods(std::chrono::secon
 asio::awaitable<NodesResult> Workload::create_nodes(unsigned concurrency) {
   NodesResult out;
   std::string first_error;
-  auto start = std::chrono::steady_clock::now();
+  auto start = clock_.now();
   const IndexTask create = [&](std::uint64_t i) -> asio::awaitable<void> {
     try {
       co_await client_.create("/api/v1/nodes", make_node(node_name(i), spec_.nodes.capacity));
@@ -161,7 +165,7 @@ asio::awaitable<NodesResult> Workload::create_nodes(unsigned concurrency) {
   };
   co_await parallel_for(spec_.nodes.count, concurrency, create);
   if (!first_error.empty()) throw std::runtime_error("creating KWOK nodes: " + first_error);
-  out.seconds = elapsed(start, std::chrono::steady_clock::now());
+  out.seconds = elapsed(start, clock_.now());
   progress_("nodes: " + std::to_string(out.created) + " created, " + std::to_string(out.existing) + " already there (" +
                 std::to_string(static_cast<int>(out.seconds * 1000)) + " ms)",
             true);
@@ -169,7 +173,7 @@ asio::awaitable<NodesResult> Workload::create_nodes(unsigned concurrency) {
 }
 
 asio::awaitable<void> Workload::wait_nodes_ready(std::chrono::seconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto deadline = clock_.now() + timeout;
   for (;;) {
     std::uint64_t ready = 0;
     const ListResult nodes = co_await client_.list("/api/v1/nodes", "type=kwok");
@@ -184,7 +188,7 @@ asio::awaitable<void> Workload::wait_nodes_ready(std::chrono::seconds timeout) {
       progress_("nodes: " + std::to_string(ready) + " Ready", true);
       co_return;
     }
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (clock_.now() > deadline) {
       throw std::runtime_error("only " + std::to_string(ready) + " of " + std::to_string(spec_.nodes.count) +
                                " KWOK nodes became Ready within " + std::to_string(timeout.count()) +
                                "s (is the kwok controller running with the node stages?)");
@@ -204,14 +208,16 @@ asio::awaitable<PhaseResult> Workload::run_phase(const faults::Phase& phase,
   const std::string scheduler = pod_scheduler_name(phase.pod_template, scheduler_);
   std::optional<TokenBucket> bucket;
   // Burst of one interval per connection: the connections start together without overshooting.
-  if (phase.rate) bucket.emplace(*phase.rate, static_cast<double>(std::max<std::uint64_t>(1, phase.concurrency)));
+  if (phase.rate) {
+    bucket.emplace(*phase.rate, static_cast<double>(std::max<std::uint64_t>(1, phase.concurrency)), clock_);
+  }
   std::uint64_t created = 0;
   std::uint64_t failed = 0;
   bool done = false;
-  auto start = std::chrono::steady_clock::now();
+  auto start = clock_.now();
   SteadyTime last_end = start;
   auto report = [&](bool final) {
-    double secs = elapsed(start, final ? last_end : std::chrono::steady_clock::now());
+    double secs = elapsed(start, final ? last_end : clock_.now());
     double rate = secs > 0 ? static_cast<double>(created) / secs : 0;
     progress_("phase " + phase.name + ": created " + std::to_string(created) + "/" + std::to_string(phase.pods) + " (" +
                   rate_text(rate) + ")" + (failed ? ", " + std::to_string(failed) + " failed" : std::string()) + " | " +
@@ -236,7 +242,7 @@ asio::awaitable<PhaseResult> Workload::run_phase(const faults::Phase& phase,
       ++failed;
       if (r.errors.size() < 5) r.errors.push_back(name + ": " + e.what());
     }
-    last_end = std::max(last_end, std::chrono::steady_clock::now());
+    last_end = std::max(last_end, clock_.now());
   };
   asio::steady_timer tick(client_.executor());
   auto ticker = [&]() -> asio::awaitable<void> {

@@ -7,7 +7,9 @@
 
 #include <boost/json.hpp>
 
+#include "faultline/faults/clock.hpp"
 #include "faultline/harness/async.hpp"
+#include "faultline/harness/workload.hpp"
 #include "local_stack.hpp"
 
 namespace faultline::harness {
@@ -153,6 +155,30 @@ TEST_F(KubeClientTest, RequestTimeoutEndsAnEndlessAnswer) {
   ASSERT_TRUE(outcome.has_value()) << "the request was still waiting 30 s later (its timeout is 2 s)";
   EXPECT_TRUE(outcome->starts_with("TransportError: ")) << *outcome;
   EXPECT_NE(outcome->find("timeout"), std::string::npos) << *outcome;
+}
+
+TEST_F(KubeClientTest, WaitForNodesReadsItsDeadlineFromTheInjectedClock) {
+  // No KWOK node exists on this stack (--nodes 0), so the wait can only end at its deadline. The
+  // first progress line moves the injected clock an hour on: the next look at it must give up,
+  // however little real time has passed.
+  faults::ManualClock clock;
+  faults::Workload spec;
+  spec.namespace_ = ns;
+  spec.nodes.count = 1;
+  int polls = 0;
+  auto progress = [&](const std::string&, bool final) {
+    if (final) return;
+    ++polls;
+    clock.advance(std::chrono::hours(1));
+  };
+  Workload workload(*client, spec, "kube-scheduler", progress, clock);
+  try {
+    run(workload.wait_nodes_ready(seconds(5)));
+    FAIL() << "no node can become Ready";
+  } catch (const std::runtime_error& e) {
+    EXPECT_TRUE(std::string(e.what()).starts_with("only 0 of 1 KWOK nodes became Ready within 5s")) << e.what();
+  }
+  EXPECT_EQ(polls, 1) << "the deadline was not read from the injected clock";
 }
 
 TEST_F(KubeClientTest, ConcurrentCallsShareThePool) {

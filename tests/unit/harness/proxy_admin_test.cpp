@@ -41,9 +41,8 @@ class ProxyAdminAgainstTheProxy : public ::testing::Test {
     server_->stop();
     thread_.join();
   }
-  ProxyAdmin harness_side() {
-    return ProxyAdmin("http://127.0.0.1:" + std::to_string(server_->local_endpoint().port()) + "/", "");
-  }
+  std::string admin_url() const { return "http://127.0.0.1:" + std::to_string(server_->local_endpoint().port()); }
+  ProxyAdmin harness_side(ReadLimits limits = {}) { return ProxyAdmin(admin_url() + "/", "", limits); }
 
   faults::ManualClock clock_;
   faults::Engine engine_;
@@ -99,6 +98,28 @@ TEST_F(ProxyAdminAgainstTheProxy, EveryAuditFieldArrivesAsTheRelayReportedIt) {
   // Reading on starts after what was read.
   run_blocking(client_ioc_, proxy.read_audit(since, got));
   EXPECT_EQ(got.records.size(), 2u);
+}
+
+TEST_F(ProxyAdminAgainstTheProxy, AuditRecordsBeyondTheLimitAreAnErrorNamingTheFlag) {
+  ReadLimits limits;
+  limits.max_audit_records = 3;
+  ProxyAdmin proxy = harness_side(limits);
+  std::uint64_t since = run_blocking(client_ioc_, proxy.audit_head());
+  for (int i = 0; i < 3; ++i) observer_.exchange_done(every_field_set(), milliseconds{5});
+  audit::DecodedLines got;
+  run_blocking(client_ioc_, proxy.read_audit(since, got));
+  EXPECT_EQ(got.records.size(), 3u) << "up to the limit, every record is kept";
+
+  observer_.exchange_done(every_field_set(), milliseconds{5});
+  try {
+    run_blocking(client_ioc_, proxy.read_audit(since, got));
+    FAIL() << "a fourth record went past a limit of 3";
+  } catch (const LimitError& e) {
+    EXPECT_EQ(std::string(e.what()), "GET " + admin_url() +
+                                         "/v1/audit?since=3: the run's audit records would be more than the limit of "
+                                         "3; raise it with --max-audit-records");
+  }
+  EXPECT_EQ(got.records.size(), 3u);
 }
 
 TEST_F(ProxyAdminAgainstTheProxy, RuleCountersAreReadAsTheProxyNamesThem) {

@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 
+#include "faultline/harness/limits.hpp"
+
 namespace faultline::harness {
 
 struct PlainResponse {
@@ -19,9 +21,11 @@ struct PlainResponse {
 };
 
 // A coroutine on the caller's executor; one deadline (timeout) covers connect, write and read.
-// Throws std::runtime_error naming the URL when the service cannot be reached or the URL is not http://.
+// Throws std::runtime_error naming the URL when the service cannot be reached or the URL is not
+// http://, LimitError when the answer's header or body is over `limits`.
 boost::asio::awaitable<PlainResponse> http_call(std::string method, std::string url, std::string body = {},
                                                 std::string content_type = {}, std::string bearer_token = {},
-                                                std::chrono::seconds timeout = std::chrono::seconds(30));
+                                                std::chrono::seconds timeout = std::chrono::seconds(30),
+                                                ReadLimits limits = {});
 
 }  // namespace faultline::harness

@@ -3,8 +3,10 @@
 // TLS), JSON bodies, create/get/list (paginated)/watch (resourceVersion, reconnect, 410 -> relist)/
 // delete/patch. Transient failures (connection errors, 429, 5xx) are retried with exponential
 // backoff and counted, so the report can say how much the harness itself had to retry.
-// Every call is a coroutine (faultline/harness/async.hpp) on the client's executor; concurrent
-// calls each take a pooled connection for their duration. A watch stops when it is cancelled.
+// Every call is a coroutine (faultline/harness/async.hpp) on the client's executor, which must be
+// single-threaded (the pool and the retry counters are not locked); concurrent calls each take a
+// pooled connection for their duration. A watch stops when it is cancelled. Answers are read
+// within ReadLimits: past one, a call throws LimitError (not retried).
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
@@ -14,7 +16,6 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -22,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "faultline/harness/limits.hpp"
 #include "faultline/net/kubeconfig.hpp"
 
 namespace faultline::harness {
@@ -52,6 +54,7 @@ struct KubeClientOptions {
   std::string user_agent = kHarnessUserAgent;
   RetryPolicy retry;
   std::chrono::seconds request_timeout{30};
+  ReadLimits limits;
 };
 
 struct HttpResult {
@@ -86,7 +89,8 @@ class KubeClient {
 
   boost::asio::awaitable<boost::json::value> create(std::string collection_path, boost::json::value object);
   boost::asio::awaitable<std::optional<boost::json::value>> get(std::string path);  // nullopt on 404
-  // All pages (limit/continue); a 410 on a continue token restarts the list from scratch.
+  // All pages (limit/continue); a 410 on a continue token restarts the list from scratch. The pages
+  // together are bounded by limits.max_body_bytes, like one answer.
   boost::asio::awaitable<ListResult> list(std::string collection_path, std::string label_selector = {},
                                           int page_size = 500);
   boost::asio::awaitable<bool> remove(std::string path);  // false on 404
@@ -121,7 +125,6 @@ class KubeClient {
   KubeClientOptions options_;
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Connection>> idle_;
   std::map<std::string, std::int64_t> retries_;
 };

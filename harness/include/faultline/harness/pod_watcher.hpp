@@ -2,7 +2,8 @@
 // The pod observer: lists, then watches the workload's pods and records each one's history
 // (first seen, bound to which node and when, Running, deleted). Relists after a 410 and treats
 // pods missing from the relist as deleted while the watch was down. The watch is a coroutine on
-// the client's executor, stopped by cancelling it.
+// the client's executor, stopped by cancelling it. It tracks at most `max_pods` pods: one more
+// ends the watch with a LimitError (something else creates pods with the workload's label).
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/kube_client.hpp"
 #include "faultline/harness/observations.hpp"
+#include "faultline/harness/token_bucket.hpp"
 
 namespace faultline::harness {
 
@@ -21,10 +23,11 @@ class PodWatcher {
     std::int64_t live = 0;
     std::int64_t bound = 0;    // live and bound
     std::int64_t running = 0;  // live and Running
-    WallTime last_change{};
+    SteadyTime last_change{};  // on the watcher's clock
   };
 
-  PodWatcher(KubeClient& client, std::string ns, std::string label_selector);
+  PodWatcher(KubeClient& client, std::string ns, std::string label_selector, std::uint64_t max_pods,
+             const faults::Clock& clock = real_clock());
   // Destroying it cancels a watch that is still running; stop() first to wait for its end.
   PodWatcher(const PodWatcher&) = delete;
   PodWatcher& operator=(const PodWatcher&) = delete;
@@ -46,13 +49,16 @@ class PodWatcher {
  private:
   boost::asio::awaitable<std::string> list_and_reconcile();
   boost::asio::awaitable<void> run();
+  void track(const std::string& type, const boost::json::value& pod, WallTime now);
 
   // Everything runs on the client's (single-threaded) executor: no locks.
   KubeClient& client_;
   std::string ns_;
   std::string selector_;
+  std::uint64_t max_pods_;
   PodObservations obs_;
-  WallTime last_change_{};
+  const faults::Clock& clock_;
+  SteadyTime last_change_{};
   std::int64_t relists_ = 0;
   std::string resource_version_;
   BackgroundTask watch_;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "faultline/faults/scenario.hpp"
+#include "faultline/harness/limits.hpp"
 #include "faultline/harness/report.hpp"
 #include "faultline/harness/workload.hpp"
 
@@ -29,12 +30,17 @@ struct RunOptions {
   std::optional<std::vector<std::string>> expect;
   unsigned node_concurrency = 16;
   std::chrono::seconds node_ready_timeout{180};
+  ReadLimits limits;  // of every answer read from the apiserver, the proxy and YuniKorn
 };
+
+// The most pods the pod watch tracks for a workload: twice the pods its phases create, plus 1,000.
+std::uint64_t max_watched_pods(const faults::Workload& workload);
 
 // Never throws for a failed run: the report then carries verdict `error` and the reason, plus
 // whatever was observed before the failure.
+// Deadlines, the settle's quiet period and phase offsets read `clock`.
 Report run_scenario(const RunOptions& options, const faults::Scenario& scenario, const std::string& scenario_text,
-                    const ProgressFn& progress);
+                    const ProgressFn& progress, const faults::Clock& clock = real_clock());
 
 // Checks the scenario's invariants (checks.invariants_to_check(): the default set when the scenario
 // lists none, nothing for `invariants: []`) against what was observed, with `expect` overriding

@@ -12,6 +12,7 @@
 #include "faultline/faults/scenario.hpp"
 #include "faultline/harness/kube_client.hpp"
 #include "faultline/harness/observations.hpp"
+#include "faultline/harness/token_bucket.hpp"
 
 namespace faultline::harness {
 
@@ -54,7 +55,9 @@ using ProgressFn = std::function<void(const std::string& line, bool final)>;
 
 class Workload {
  public:
-  Workload(KubeClient& client, const faults::Workload& spec, std::string scheduler_under_test, ProgressFn progress);
+  // Deadlines and phase timings read `clock`.
+  Workload(KubeClient& client, const faults::Workload& spec, std::string scheduler_under_test, ProgressFn progress,
+           const faults::Clock& clock = real_clock());
 
   boost::asio::awaitable<void> ensure_namespace();
   // Deletes pods left by earlier runs (label faultline.io/workload) and waits until they are gone.
@@ -72,6 +75,7 @@ class Workload {
   const faults::Workload& spec_;
   std::string scheduler_;
   ProgressFn progress_;
+  const faults::Clock& clock_;
 };
 
 }  // namespace faultline::harness
