@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::string scenario_file, env_file, kubeconfig, context, scheduler, yunikorn_url, proxy_url, out_dir, expect;
-  std::string settle, yunikorn_build;
+  std::string settle, yunikorn_build, stack_run_dir, stack_script;
   std::uint64_t nodes = 0;
   std::uint64_t pods = 0;
   std::uint64_t seed = 0;
@@ -205,6 +205,10 @@ int main(int argc, char** argv) {
       "--yunikorn-build", yunikorn_build,
       "the YuniKorn build's yunikorn-build.json, recorded in report.json (default $FAULTLINE_YUNIKORN_BUILD)");
   run->add_option("--proxy-admin-url", proxy_url, "faultline-proxy admin API (default $FAULTLINE_PROXY_ADMIN_URL)");
+  run->add_option("--stack-run-dir", stack_run_dir,
+                  "the local stack's run dir, for component faults (default $FAULTLINE_RUN_DIR)");
+  run->add_option("--stack", stack_script,
+                  "scripts/stack, which starts a component again after a kill (default $FAULTLINE_STACK)");
   run->add_option("--out", out_dir, "report directory (default .run/reports/<scenario>-<time>)");
   run->add_option("--nodes", nodes, "override the number of KWOK nodes")
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000}));
@@ -251,8 +255,8 @@ int main(int argc, char** argv) {
     auto loaded = load_or_print(validate_file);
     if (!loaded) return 2;
     const auto& sc = loaded->scenario;
-    std::cout << validate_file << ": ok (" << sc->faults.size() << " fault rules, "
-              << (sc->workload ? sc->workload->phases.size() : 0) << " phases)\n";
+    std::cout << validate_file << ": ok (" << sc->faults.size() << " fault rules, " << sc->component_faults.size()
+              << " component faults, " << (sc->workload ? sc->workload->phases.size() : 0) << " phases)\n";
     return 0;
   }
 
@@ -267,6 +271,8 @@ int main(int argc, char** argv) {
     default_from(proxy_url, env, "FAULTLINE_PROXY_ADMIN_URL");
     default_from(o.proxy_admin_token, env, "FAULTLINE_PROXY_ADMIN_TOKEN");
     default_from(yunikorn_build, env, "FAULTLINE_YUNIKORN_BUILD");
+    default_from(stack_run_dir, env, "FAULTLINE_RUN_DIR");
+    default_from(stack_script, env, "FAULTLINE_STACK");
     if (!yunikorn_build.empty()) yunikorn_build = read_yunikorn_build(yunikorn_build);
   } catch (const std::exception& e) {
     std::cerr << "faultline-harness: " << e.what() << "\n";
@@ -291,6 +297,8 @@ int main(int argc, char** argv) {
   o.scheduler = scheduler.empty() ? "yunikorn" : scheduler;
   o.yunikorn_url = o.scheduler == "yunikorn" ? yunikorn_url : std::string();
   o.proxy_admin_url = proxy_url;
+  o.stack_run_dir = stack_run_dir;
+  o.stack_script = stack_script;
   o.out_dir = out_dir.empty() ? default_out_dir(sc->metadata.name.empty() ? "scenario" : sc->metadata.name) : out_dir;
   if (nodes > 0) o.nodes = nodes;
   if (pods > 0) o.pods = pods;

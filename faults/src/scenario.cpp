@@ -55,6 +55,7 @@ void parse_document(const YAML::Node& document, Scenario& scenario, detail::Erro
   if (auto seed = root.count("seed", 0)) scenario.seed = *seed;
   scenario.workload = parse_optional_section<Workload>(root, "workload", detail::parse_workload);
   scenario.faults = detail::parse_faults(root.take("faults"), "faults", errors);
+  scenario.component_faults = detail::parse_component_faults(root.take("componentFaults"), "componentFaults", errors);
   if (auto checks = parse_optional_section<Checks>(root, "checks", detail::parse_checks)) scenario.checks = *checks;
   root.finish();
 }

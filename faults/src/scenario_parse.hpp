@@ -10,6 +10,7 @@ namespace faultline::faults::detail {
 
 Match parse_match(MapReader& reader);
 std::vector<Rule> parse_faults(const YAML::Node& node, const std::string& path, Errors& errors);
+std::vector<ComponentFault> parse_component_faults(const YAML::Node& node, const std::string& path, Errors& errors);
 Workload parse_workload(MapReader& reader);
 Checks parse_checks(MapReader& reader);
 

@@ -50,9 +50,30 @@ PhaseStart parse_start(MapReader& reader) {
   return {};
 }
 
+NodeFlap parse_node_flap(MapReader& reader) {
+  NodeFlap flap;
+  if (auto nodes = reader.count("nodes", 1, true)) flap.nodes = *nodes;
+  if (auto down = reader.duration("downFor", true)) {
+    if (down->count() <= 0) reader.error_at("downFor", "must be greater than 0");
+    else flap.down_for = *down;
+  }
+  return flap;
+}
+
+// A node flap step has a name, a start and its nodeFlap; the keys of a pod phase are refused.
+Phase parse_flap_step(MapReader& reader, Phase phase) {
+  for (std::string_view key : {"pods", "rate", "concurrency", "template"})
+    if (reader.has(key)) reader.error_at(key, "a nodeFlap step creates no pods: leave this key out");
+  phase.start = parse_start(reader);
+  phase.node_flap = parse_section<NodeFlap>(reader, "nodeFlap", parse_node_flap);
+  if (!phase.node_flap) phase.node_flap = NodeFlap{};  // reported already; keeps the step a flap
+  return phase;
+}
+
 Phase parse_phase(MapReader& reader) {
   Phase phase;
   if (auto name = reader.string("name", true)) phase.name = *name;
+  if (reader.has("nodeFlap")) return parse_flap_step(reader, std::move(phase));
   if (auto pods = reader.count("pods", 1, true)) phase.pods = *pods;
   if (auto rate = reader.number("rate")) {
     if (*rate <= 0) reader.error_at("rate", "must be greater than 0, got " + reader.take("rate").Scalar());
@@ -110,6 +131,16 @@ Workload parse_workload(MapReader& reader) {
   if (auto ns = reader.string("namespace")) workload.namespace_ = *ns;
   if (auto nodes = parse_section<NodePool>(reader, "nodes", parse_nodes, true)) workload.nodes = *nodes;
   workload.phases = parse_phases(reader);
+  bool pods = false;
+  for (std::size_t i = 0; i < workload.phases.size(); ++i) {
+    const Phase& phase = workload.phases[i];
+    pods = pods || !phase.node_flap;
+    if (!phase.node_flap || workload.nodes.count == 0 || phase.node_flap->nodes <= workload.nodes.count) continue;
+    reader.errors().add(reader.take("phases")[i]["nodeFlap"]["nodes"].Mark(),
+                        reader.path_of("phases") + "[" + std::to_string(i) + "].nodeFlap.nodes",
+                        "more than the workload's " + std::to_string(workload.nodes.count) + " nodes");
+  }
+  if (!workload.phases.empty() && !pods) reader.error_at("phases", "needs at least one phase of pods");
   return workload;
 }
 

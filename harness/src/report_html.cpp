@@ -36,6 +36,10 @@ std::string timeline_svg(const Report& r) {
     sc.t0 = std::min(sc.t0, secs(w.first));
     sc.t1 = std::max(sc.t1, secs(w.last));
   }
+  for (const auto& st : r.steps) {
+    sc.t0 = std::min(sc.t0, secs(st.started));
+    sc.t1 = std::max(sc.t1, secs(st.recovered.value_or(st.started)));
+  }
   if (sc.t1 - sc.t0 < 1) sc.t1 = sc.t0 + 1;
   for (const auto& p : r.timeline)
     sc.ymax = std::max<double>({sc.ymax, double(p.created), double(p.bound), double(p.running)});
@@ -49,6 +53,14 @@ std::string timeline_svg(const Report& r) {
       << escape_markup(w.rule + " (" + w.action + "): " + std::to_string(w.requests) + " requests")
       << "</title></rect>\n";
     s << "<text x=\"" << num(x0 + 2) << "\" y=\"" << kTop + 12 << "\" class=\"faultlabel\">" << escape_markup(w.rule)
+      << "</text>\n";
+  }
+  for (const auto& st : r.steps) {
+    double x0 = sc.x(secs(st.started)), x1 = std::max(sc.x(secs(st.recovered.value_or(st.started))), x0 + 2);
+    s << "<rect class=\"step\" x=\"" << num(x0) << "\" y=\"" << kTop << "\" width=\"" << num(x1 - x0) << "\" height=\""
+      << kHeight - kTop - kBottom << "\"><title>" << escape_markup(st.name + " (" + st.kind + " " + st.target + ")")
+      << "</title></rect>\n";
+    s << "<text x=\"" << num(x0 + 2) << "\" y=\"" << kTop + 24 << "\" class=\"steplabel\">" << escape_markup(st.name)
       << "</text>\n";
   }
   s << "<line x1=\"" << kLeft << "\" y1=\"" << kHeight - kBottom << "\" x2=\"" << kWidth - kRight << "\" y2=\""
@@ -66,7 +78,8 @@ std::string timeline_svg(const Report& r) {
     << polyline(r, sc, &TimelinePoint::running, "#2ca02c");
   s << "</svg>\n<p class=\"legend\"><span style=\"color:#1f77b4\">&#9632; created</span> "
        "<span style=\"color:#ff7f0e\">&#9632; bound</span> <span style=\"color:#2ca02c\">&#9632; running</span> "
-       "<span class=\"faultkey\">&#9632; fault fired</span> (seconds since the run started)</p>\n";
+       "<span class=\"faultkey\">&#9632; fault fired</span> <span class=\"stepkey\">&#9632; node flap or "
+       "component fault</span> (seconds since the run started)</p>\n";
   return s.str();
 }
 
@@ -89,6 +102,7 @@ std::string render_html(const Report& r) {
        ".verdict{font-size:1.4em;font-weight:bold}.pass,.reproduced,.passed,.skipped{color:#2a7d2a}"
        ".fail,.error,.violated,.no-data{color:#b22222}rect.fault{fill:#d62728;fill-opacity:.18}"
        ".faultlabel{font-size:11px;fill:#d62728}.faultkey{color:#f2b8b8}svg text{font-size:11px}"
+       "rect.step{fill:#9467bd;fill-opacity:.18}.steplabel{font-size:11px;fill:#9467bd}.stepkey{color:#c9b3de}"
        "pre{background:#f6f6f6;padding:.5em;overflow-x:auto}\n</style>\n</head>\n<body>\n";
   h << "<h1>faultline report: " << escape_markup(r.scenario) << "</h1>\n";
   h << "<p class=\"verdict " << to_string(r.verdict) << "\">verdict: " << to_string(r.verdict) << "</p>\n";
@@ -125,7 +139,19 @@ std::string render_html(const Report& r) {
     }
     h << row({f.rule, std::to_string(f.matched), std::to_string(f.fired), window});
   }
-  h << "</table>\n<h2>Evidence</h2>\n";
+  h << "</table>\n";
+  if (!r.steps.empty()) {
+    h << "<h2>Node flaps and component faults</h2>\n<table>\n<tr><th>name</th><th>what</th><th>target</th><th>"
+         "started</th><th>recovered</th><th>detail</th></tr>\n";
+    for (const auto& st : r.steps) {
+      std::string detail =
+          st.error.empty() ? st.detail : "FAILED: " + st.error + (st.detail.empty() ? "" : "; " + st.detail);
+      h << row({st.name, st.kind, st.target, net::format_rfc3339(st.started, 3),
+                st.recovered ? net::format_rfc3339(*st.recovered, 3) : "-", detail});
+    }
+    h << "</table>\n";
+  }
+  h << "<h2>Evidence</h2>\n";
   for (const auto& c : r.checks) {
     h << "<h3 id=\"" << escape_markup(c.name) << "\">" << escape_markup(c.name) << "</h3>\n<pre>"
       << escape_markup(c.summary);
@@ -153,6 +179,11 @@ void print_summary(const Report& r, std::ostream& out) {
   if (r.stats.queue_allocated_pods) out << ", queue books " << *r.stats.queue_allocated_pods;
   if (r.stats.phantom_allocations) out << ", " << *r.stats.phantom_allocations << " phantom allocations";
   out << "\n";
+  for (const auto& st : r.steps) {
+    out << "step " << st.name << " (" << st.kind << " " << st.target << ", +"
+        << num(std::chrono::duration<double>(st.started - r.started).count())
+        << "s): " << (st.error.empty() ? st.detail : "FAILED: " + st.error) << "\n";
+  }
   if (!r.error.empty()) out << "run failed: " << r.error << "\n";
   out << "verdict: " << to_string(r.verdict) << "\n";
 }

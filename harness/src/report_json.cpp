@@ -40,6 +40,20 @@ std::string render_json(const Report& r) {
                                    {"last", net::format_rfc3339(w.last, 3)},
                                    {"requests", w.requests}});
   }
+  auto seconds = [&r](WallTime t) { return std::chrono::duration<double>(t - r.started).count(); };
+  json::array steps;
+  for (const auto& st : r.steps) {
+    steps.push_back(json::object{
+        {"name", st.name},
+        {"kind", st.kind},
+        {"target", st.target},
+        {"started", net::format_rfc3339(st.started, 3)},
+        {"startedSeconds", seconds(st.started)},
+        {"recovered", st.recovered ? json::value(net::format_rfc3339(*st.recovered, 3)) : json::value(nullptr)},
+        {"recoveredSeconds", st.recovered ? json::value(seconds(*st.recovered)) : json::value(nullptr)},
+        {"detail", st.detail},
+        {"error", st.error.empty() ? json::value(nullptr) : json::value(st.error)}});
+  }
   json::array checks;
   for (const auto& c : r.checks) checks.push_back(check_json(c));
   json::array timeline;
@@ -65,6 +79,7 @@ std::string render_json(const Report& r) {
       {"clientRetries", std::move(retries)},
       {"faults", std::move(faults)},
       {"faultWindows", std::move(windows)},
+      {"steps", std::move(steps)},
       {"checks", std::move(checks)},
       {"stats", json::object{{"pods", r.stats.pods},
                              {"boundPods", r.stats.bound_pods},

@@ -5,6 +5,8 @@
 #include <limits>
 
 #include "faultline/harness/async.hpp"
+#include "faultline/harness/component_faults.hpp"
+#include "faultline/harness/node_flap.hpp"
 #include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/services.hpp"
 #include "faultline/harness/token_bucket.hpp"
@@ -117,8 +119,10 @@ faults::Workload effective_workload(const RunOptions& o, const faults::Scenario&
   faults::Workload w = *sc.workload;
   if (w.phases.empty()) throw std::runtime_error(sc.source + ": the workload has no phases");
   if (o.nodes) w.nodes.count = *o.nodes;
-  if (o.pods) w.phases.front().pods = *o.pods;
-  if (o.rate) w.phases.front().rate = *o.rate;
+  // The first phase of pods (a nodeFlap step creates none).
+  auto first = std::find_if(w.phases.begin(), w.phases.end(), [](const auto& p) { return !p.node_flap; });
+  if (first != w.phases.end() && o.pods) first->pods = *o.pods;
+  if (first != w.phases.end() && o.rate) first->rate = *o.rate;
   return w;
 }
 
@@ -134,6 +138,13 @@ class Runner {
     KubeClientOptions client_options;
     client_options.cluster = cluster;
     client_options.limits = o_.limits;
+    if (stops_the_api()) {
+      // The harness's own calls outlast a component fault that takes the API away (about 100 s
+      // of retries instead of 12 s).
+      client_options.retry.max_attempts = 40;
+      r_.notes.push_back(
+          "a component fault stops kube-apiserver or etcd: the harness retries its calls up to 40 times");
+    }
     client_ = std::make_unique<KubeClient>(executor_, client_options);
     r_.versions["kube-apiserver"] = co_await apiserver_version(*client_);
     workload_spec_ = effective_workload(o_, sc_);
@@ -159,13 +170,22 @@ class Runner {
       co_await audit_->start();
     }
     co_await run_phases(workload);
-    if (!armed_ && proxy_) co_await arm();
+    if (!armed_) co_await arm();
     r_.notes.push_back(co_await settle(*watcher_, settle_time(), progress_, clock_));
+    if (components_) {
+      // A component still down or paused comes back first; then the cluster settles again.
+      const bool under_way = components_->busy();
+      co_await finish_components();
+      if (under_way) r_.notes.push_back(co_await settle(*watcher_, settle_time(), progress_, clock_));
+    }
     co_await collect();
+    for (const auto& step : r_.steps)
+      if (!step.error.empty()) throw std::runtime_error(step.error);
   }
 
   // Whatever was observed, also after a failure. Stops the pod watch and the audit poller.
   asio::awaitable<void> finish_observations(Observations& obs) {
+    if (components_) co_await finish_components();  // never leave a component killed or paused
     if (audit_) co_await audit_->stop();
     if (watcher_) {
       co_await watcher_->stop();
@@ -192,6 +212,29 @@ class Runner {
     if (!o_.proxy_admin_url.empty()) {
       proxy_ = std::make_unique<ProxyAdmin>(o_.proxy_admin_url, o_.proxy_admin_token, o_.limits);
     }
+    if (!sc_.component_faults.empty()) {
+      if (o_.stack_run_dir.empty() || o_.stack_script.empty())
+        throw std::runtime_error("the scenario has " + std::to_string(sc_.component_faults.size()) +
+                                 " component faults but no local stack was given (--stack-run-dir and --stack, or "
+                                 "FAULTLINE_RUN_DIR and FAULTLINE_STACK from the stack's env file)");
+      stack_ = std::make_unique<StackProcesses>(o_.stack_run_dir, o_.stack_script, o_.out_dir / "component-faults.log",
+                                                clock_);
+      components_ =
+          std::make_unique<ComponentFaults>(executor_, sc_.component_faults, *stack_, proxy_.get(), clock_, progress_);
+    }
+  }
+
+  bool stops_the_api() const {
+    return std::any_of(sc_.component_faults.begin(), sc_.component_faults.end(), [](const auto& f) {
+      return f.target == faults::Component::kube_apiserver || f.target == faults::Component::etcd;
+    });
+  }
+
+  asio::awaitable<void> finish_components() {
+    if (components_finished_) co_return;
+    components_finished_ = true;
+    std::vector<StepRecord> records = co_await components_->finish();
+    r_.steps.insert(r_.steps.end(), records.begin(), records.end());
   }
 
   milliseconds settle_time() const { return o_.settle ? *o_.settle : sc_.checks.settle; }
@@ -215,10 +258,14 @@ class Runner {
     }
   }
 
+  // Time zero of the faults: the proxy's rules and the component faults.
   asio::awaitable<void> arm() {
-    co_await proxy_->arm();
     armed_ = true;
-    r_.notes.push_back("proxy armed at " + net::format_rfc3339(WallClock::now(), 3));
+    if (proxy_) {
+      co_await proxy_->arm();
+      r_.notes.push_back("proxy armed at " + net::format_rfc3339(WallClock::now(), 3));
+    }
+    if (components_) co_await components_->start();
   }
 
   asio::awaitable<void> run_phases(Workload& workload) {
@@ -227,11 +274,24 @@ class Runner {
       return "bound " + std::to_string(c.bound) + ", running " + std::to_string(c.running);
     };
     std::function<asio::awaitable<void>()> arm_once = [this]() -> asio::awaitable<void> {
-      if (proxy_ && !armed_) co_await arm();
+      if (!armed_) co_await arm();
     };
     const SteadyTime workload_start = clock_.now();
+    // A nodeFlap step with an offset start runs at that offset, alongside whatever phase is creating pods.
+    for (const auto& phase : workload_spec_.phases)
+      if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::offset)
+        start_flap(phase, workload_start + phase.start.offset);
     double created_seconds = 0;
     for (const auto& phase : workload_spec_.phases) {
+      if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::offset) continue;
+      if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::settled) {
+        const std::string settled = co_await settle(*watcher_, settle_time(), progress_, clock_);
+        r_.notes.push_back("before step " + phase.name + ": " + settled);
+      }
+      if (phase.node_flap) {
+        start_flap(phase, clock_.now());
+        continue;
+      }
       if (phase.start.kind == faults::PhaseStart::Kind::settled) {
         const std::string settled = co_await settle(*watcher_, settle_time(), progress_, clock_);
         r_.notes.push_back("before phase " + phase.name + ": " + settled);
@@ -252,6 +312,24 @@ class Runner {
       }
     }
     r_.create_rate_achieved = created_seconds > 0 ? static_cast<double>(r_.pods_created) / created_seconds : 0;
+    // The flaps end (their nodes are back) before the cluster is left to settle.
+    for (auto& flap : flaps_)
+      while (flap->running()) co_await sleep_for(milliseconds(100));
+  }
+
+  // Runs a nodeFlap step in the background from `at`; its record goes into the report's steps.
+  void start_flap(const faults::Phase& step, SteadyTime at) {
+    auto task = [](Runner& self, const faults::Phase& flap_step, SteadyTime flap_at) -> asio::awaitable<void> {
+      asio::steady_timer wait(self.executor_, flap_at);
+      co_await wait.async_wait(use_tuple);
+      if (!self.armed_) co_await self.arm();
+      NodeFlapContext context{*self.client_, *self.watcher_, self.o_.yunikorn_url, self.workload_spec_.nodes,
+                              self.clock_,   self.progress_};
+      StepRecord record = co_await run_node_flap(flap_step, context);
+      self.r_.steps.push_back(std::move(record));
+    };
+    flaps_.push_back(std::make_unique<BackgroundTask>(executor_));
+    flaps_.back()->start(task(*this, step, at));
   }
 
   asio::awaitable<void> collect() {
@@ -294,6 +372,10 @@ class Runner {
   std::unique_ptr<ProxyAdmin> proxy_;
   std::unique_ptr<PodWatcher> watcher_;
   std::unique_ptr<AuditCollector> audit_;
+  std::unique_ptr<StackProcesses> stack_;
+  std::unique_ptr<ComponentFaults> components_;
+  bool components_finished_ = false;
+  std::vector<std::unique_ptr<BackgroundTask>> flaps_;
   bool armed_ = false;
 };
 
@@ -340,6 +422,8 @@ Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::
   obs.scheduler = o.scheduler;
   obs.harness_user_agent = kHarnessUserAgent;
   run_blocking(ioc, runner.finish_observations(obs));
+  std::stable_sort(r.steps.begin(), r.steps.end(),
+                   [](const StepRecord& a, const StepRecord& b) { return a.started < b.started; });
   try {
     Verdict checked = check_invariants(sc.checks, o.expect, obs, r);
     r.verdict = ok && r.error.empty() ? checked : Verdict::error;

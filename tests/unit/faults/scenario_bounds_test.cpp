@@ -55,12 +55,12 @@ TEST(ScenarioBounds, ErrorsAreCutAtFiftyWithACount) {
   for (int i = 0; i < 10'000; ++i) text += "unknown" + std::to_string(i) + ": 1\n";
   auto errors = load_errors([&] { load_scenario_text(text, "many.yaml"); });
   ASSERT_EQ(errors.size(), max_reported_errors + 1);
-  EXPECT_EQ(
-      errors[0],
-      "many.yaml:4:1: unknown0: unknown key (allowed: apiVersion, checks, faults, kind, metadata, seed, workload)");
-  EXPECT_EQ(
-      errors[49],
-      "many.yaml:53:1: unknown49: unknown key (allowed: apiVersion, checks, faults, kind, metadata, seed, workload)");
+  EXPECT_EQ(errors[0],
+            "many.yaml:4:1: unknown0: unknown key (allowed: apiVersion, checks, componentFaults, faults, kind, "
+            "metadata, seed, workload)");
+  EXPECT_EQ(errors[49],
+            "many.yaml:53:1: unknown49: unknown key (allowed: apiVersion, checks, componentFaults, faults, kind, "
+            "metadata, seed, workload)");
   EXPECT_EQ(errors[50], "many.yaml: ... and 9950 more errors (only the first 50 are listed)");
 }
 

@@ -34,7 +34,7 @@ TEST(GoodScenario, Workload) {
   EXPECT_EQ(w.nodes.count, 500u);
   EXPECT_EQ(w.nodes.capacity,
             (std::map<std::string, std::string>{{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}}));
-  ASSERT_EQ(w.phases.size(), 3u);
+  ASSERT_EQ(w.phases.size(), 4u);
   const Phase& burst = w.phases[0];
   EXPECT_EQ(burst.name, "burst");
   EXPECT_EQ(burst.pods, 3000u);
@@ -55,6 +55,57 @@ TEST(GoodScenario, Workload) {
   EXPECT_EQ(w.phases[2].start.kind, PhaseStart::Kind::settled);
   EXPECT_EQ(w.phases[2].pod_template.labels.at("applicationId"), "burst-2");
   EXPECT_EQ(w.phases[2].pod_template.scheduler_name, "");
+}
+
+TEST(GoodScenario, NodeFlapStep) {
+  auto s = load_good("full.yaml");
+  const Phase& flap = s->workload->phases.at(3);
+  EXPECT_EQ(flap.name, "flap");
+  EXPECT_EQ(flap.pods, 0u);
+  EXPECT_EQ(flap.start.kind, PhaseStart::Kind::offset);
+  EXPECT_EQ(flap.start.offset, Duration{10s});
+  ASSERT_TRUE(flap.node_flap);
+  EXPECT_EQ(flap.node_flap->nodes, 20u);
+  EXPECT_EQ(flap.node_flap->down_for, Duration{5s});
+  EXPECT_FALSE(s->workload->phases[0].node_flap);
+}
+
+TEST(GoodScenario, ComponentFaults) {
+  auto s = load_good("full.yaml");
+  ASSERT_EQ(s->component_faults.size(), 5u);
+  const ComponentFault& kill = s->component_faults[0];
+  EXPECT_EQ(kill.name, "apiserver-kill");
+  EXPECT_EQ(kill.target, Component::kube_apiserver);
+  EXPECT_EQ(kill.action, ComponentAction::kill);
+  EXPECT_EQ(kill.down_for, Duration{10s});
+  EXPECT_EQ(kill.at, Duration{5s});
+  ASSERT_TRUE(kill.trigger);
+  EXPECT_EQ(kill.trigger->after_matches, 300u);
+  EXPECT_EQ(kill.trigger->of.resources, std::vector<std::string>{"pods/binding"});
+  const ComponentFault& pause = s->component_faults[1];
+  EXPECT_EQ(pause.target, Component::kwok);
+  EXPECT_EQ(pause.action, ComponentAction::pause);
+  EXPECT_EQ(pause.down_for, std::nullopt);  // until kwok-resume
+  EXPECT_EQ(pause.at, Duration{1min});
+  EXPECT_FALSE(pause.trigger);
+  EXPECT_EQ(s->component_faults[2].action, ComponentAction::resume);
+  EXPECT_EQ(s->component_faults[3].target, Component::scheduler);
+  EXPECT_EQ(s->component_faults[3].at, Duration{0s});
+  EXPECT_EQ(s->component_faults[3].down_for, Duration{3s});
+  EXPECT_EQ(s->component_faults[4].target, Component::etcd);
+  EXPECT_EQ(s->component_faults[4].action, ComponentAction::restart);
+}
+
+// Time zero is the arming of the proxy; a trigger then waits for its count of requests after `at`.
+TEST(ComponentFaultTrigger, FiresAtItsTimeAndItsCount) {
+  auto s = load_good("full.yaml");
+  const ComponentFault& kill = s->component_faults[0];  // at 5s, afterMatches 300
+  EXPECT_FALSE(component_fault_due(kill, Duration{4999ms}, 1000));
+  EXPECT_FALSE(component_fault_due(kill, Duration{5s}, 299));
+  EXPECT_TRUE(component_fault_due(kill, Duration{5s}, 300));
+  const ComponentFault& pause = s->component_faults[1];  // at 1m, no trigger
+  EXPECT_FALSE(component_fault_due(pause, Duration{59s}, 0));
+  EXPECT_TRUE(component_fault_due(pause, Duration{1min}, 0));
 }
 
 TEST(GoodScenario, TriggeredOutageRule) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "faultline/faults/invariants.hpp"
 #include "files.hpp"
@@ -160,6 +161,54 @@ TEST(Summary, ListsEveryCheckAndTheVerdict) {
   for (const auto& name : faults::invariant_names()) EXPECT_NE(out.str().find(name), std::string::npos) << name;
   EXPECT_NE(out.str().find("verdict: reproduced"), std::string::npos);
   EXPECT_NE(out.str().find("1 phantom allocations"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace faultline::harness
+
+namespace faultline::harness {
+namespace {
+
+// A node flap and a component fault appear in report.json (with seconds on the timeline's axis),
+// as shaded spans of report.html's timeline and in its table, and in the printed summary.
+TEST(Steps, AppearInTheJsonTheTimelineAndTheSummary) {
+  auto obs = testing::observations_3355();
+  Report r = report_for(obs, {});
+  StepRecord flap{"flap",
+                  "nodeFlap",
+                  "kwok-node-3, kwok-node-7",
+                  r.started + std::chrono::seconds(12),
+                  r.started + std::chrono::seconds(18),
+                  "deleted 2 of the 20 nodes asked for",
+                  ""};
+  StepRecord kill{"apiserver-kill",
+                  "kill",
+                  "kube-apiserver",
+                  r.started + std::chrono::seconds(20),
+                  std::nullopt,
+                  "",
+                  "component fault apiserver-kill (kill kube-apiserver): kube-apiserver is not running"};
+  r.steps = {flap, kill};
+  json::value doc = json::parse(render_json(r));
+  const json::array& steps = doc.at("steps").as_array();
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].at("name").as_string(), "flap");
+  EXPECT_EQ(steps[0].at("kind").as_string(), "nodeFlap");
+  EXPECT_EQ(steps[0].at("startedSeconds").as_double(), 12.0);
+  EXPECT_EQ(steps[0].at("recoveredSeconds").as_double(), 18.0);
+  EXPECT_TRUE(steps[0].at("error").is_null());
+  EXPECT_TRUE(steps[1].at("recovered").is_null());
+  EXPECT_EQ(steps[1].at("error").as_string(), kill.error);
+
+  std::string html = render_html(r);
+  EXPECT_NE(html.find("<rect class=\"step\""), std::string::npos);
+  EXPECT_NE(html.find("<title>flap (nodeFlap kwok-node-3, kwok-node-7)</title>"), std::string::npos);
+  EXPECT_NE(html.find("FAILED: " + kill.error), std::string::npos);
+
+  std::ostringstream summary;
+  print_summary(r, summary);
+  EXPECT_NE(summary.str().find("step flap (nodeFlap kwok-node-3, kwok-node-7, +12.0s): deleted 2"), std::string::npos)
+      << summary.str();
 }
 
 }  // namespace

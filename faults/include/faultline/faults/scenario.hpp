@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "faultline/faults/component_fault.hpp"
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/invariants.hpp"
 #include "faultline/faults/rule.hpp"
@@ -51,9 +52,19 @@ struct PhaseStart {
   Duration offset{0};
 };
 
+// A workload step that takes nodes away: the harness deletes up to `nodes` of the workload's KWOK
+// nodes, those with the most pods in flight (allocated or bound, not yet Running), and creates them
+// again `down_for` later.
+struct NodeFlap {
+  std::uint64_t nodes = 0;
+  Duration down_for{0};
+};
+
+// One step of the workload: a phase of pods (pods > 0), or a node flap (node_flap set, pods 0).
 struct Phase {
   std::string name;
   std::uint64_t pods = 0;
+  std::optional<NodeFlap> node_flap;
   std::optional<double> rate;     // pod creations per second; nullopt: as fast as concurrency allows
   std::uint64_t concurrency = 8;  // creations in flight at once
   PhaseStart start;
@@ -84,6 +95,7 @@ struct Scenario {
   std::uint64_t seed = 0;
   std::optional<Workload> workload;
   std::vector<Rule> faults;
+  std::vector<ComponentFault> component_faults;  // carried out by the harness, ignored by the proxy
   Checks checks;
 };
 

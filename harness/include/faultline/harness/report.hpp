@@ -29,6 +29,18 @@ struct FaultWindow {
 };
 std::vector<FaultWindow> fault_windows(const std::vector<AuditRecord>& audit);
 
+// A step the harness carried out itself: a workload's node flap, or a component fault. Shown on
+// the timeline next to the proxy's fault windows.
+struct StepRecord {
+  std::string name;                   // the scenario's name for it
+  std::string kind;                   // nodeFlap, kill, pause, resume, restart
+  std::string target;                 // the component, or the nodes taken away
+  WallTime started{};                 // the nodes deleted / the signal sent
+  std::optional<WallTime> recovered;  // the nodes created again / the component healthy or running again
+  std::string detail;                 // what it did, with numbers
+  std::string error;                  // empty when it was carried out; otherwise the run is an error
+};
+
 // Cumulative pod counts over time, for the timeline.
 struct TimelinePoint {
   double seconds = 0;  // since the run started
@@ -56,6 +68,7 @@ struct Report {
   std::map<std::string, std::int64_t> client_retries;  // transient apiserver errors retried, by kind
   std::vector<FaultCounter> faults;
   std::vector<FaultWindow> fault_windows;
+  std::vector<StepRecord> steps;  // node flaps and component faults, in the order they started
   std::vector<CheckResult> checks;
   RunStats stats;
   std::vector<TimelinePoint> timeline;

@@ -20,9 +20,12 @@ struct RunOptions {
   std::string yunikorn_url;            // required with yunikorn
   std::string proxy_admin_url;         // required when the scenario has faults
   std::string proxy_admin_token;
+  // The local stack (scripts/stack's run dir and the script), required for component faults.
+  std::filesystem::path stack_run_dir;
+  std::filesystem::path stack_script;
   std::filesystem::path out_dir;  // fullstatedump and other raw evidence go here too
   // Overrides of the scenario (the chaos driver's NODES=, PODS=, RATE=, ...); pods/rate apply to the
-  // first phase, nodes to the node pool.
+  // first phase of pods, nodes to the node pool.
   std::optional<std::uint64_t> nodes;
   std::optional<std::uint64_t> pods;
   std::optional<double> rate;
