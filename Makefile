@@ -99,12 +99,13 @@ check: build components
 $(ASAN_BUILD_DIR)/build.ninja: | deps
 	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFAULTLINE_SANITIZE=ON -DFAULTLINE_BUILD_E2E=OFF
 
-# Address + undefined sanitizer build of the unit and integration tests.
+# Address + undefined sanitizer build of the unit and integration tests (not the `components`
+# ones: they build and test Go code, which no C++ sanitizer sees).
 sanitize: deps components $(ASAN_BUILD_DIR)/build.ninja
 	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
 	cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest -L 'unit|integration' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	  ctest -L 'unit|integration' -LE components --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 $(TSAN_BUILD_DIR)/build.ninja: | deps
 	cmake -S . -B $(TSAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFAULTLINE_SANITIZE=thread -DFAULTLINE_BUILD_E2E=OFF
@@ -152,13 +153,15 @@ fuzz-replay: fuzz-build
 fuzz: fuzz-replay
 	$(MAKE) $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
-# The CI regression pass: the kept crash inputs, then 60 s of each target.
+# The CI regression pass: the kept crash inputs, then 60 s of each target, $(JOBS) targets at a
+# time (each fuzzer is one process on one core).
 fuzz-ci:
-	$(MAKE) fuzz FUZZ_SECONDS=60
+	$(MAKE) -j $(JOBS) fuzz FUZZ_SECONDS=60
 
-# Everything: unit, integration and end-to-end tests (the chaos suite included).
+# Everything: unit, integration and end-to-end tests (the chaos suite included). Unit and
+# integration tests run $(JOBS) at a time; each e2e test runs alone (RUN_SERIAL, tests/CMakeLists.txt).
 test: build components
-	cd $(BUILD_DIR) && ctest --output-on-failure $(CTEST_ARGS)
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # Only the chaos suite: the YUNIKORN-3355 reproduction and its controls through scripts/chaos.
 test-chaos: build components

@@ -274,7 +274,7 @@ int run(const Flags& f) {
   admin::AuditFlusher audit_flusher(ioc, audit);
   audit_flusher.start();
   proxy::Server server(ioc, options, engine, clock, &observer);
-  bridge.attach(server);
+  bridge.set_outage_enforcer([&server] { server.enforce_outage(); });
   server.start();
 
   admin::AdminServerOptions admin_options;

@@ -37,7 +37,7 @@ admin::ScenarioReplaceResult AdminBridge::replace_scenario(std::string_view yaml
     auto scenario = faults::load_scenario_text(yaml, "PUT /v1/scenario");
     engine_.load(scenario);
     set_scenario_text(std::string(yaml));
-    if (server_) server_->enforce_outage();  // a new scenario ends any outage
+    if (enforce_outage_) enforce_outage_();  // a new scenario ends any outage
     result.info = {{"name", scenario->metadata.name}, {"rules", scenario->faults.size()}, {"armed", false}};
     spdlog::info("scenario '{}' loaded from the admin API ({} rules, disarmed)", scenario->metadata.name,
                  scenario->faults.size());
@@ -57,14 +57,14 @@ boost::json::value AdminBridge::arm() {
 
 boost::json::value AdminBridge::disarm() {
   engine_.disarm();
-  if (server_) server_->enforce_outage();  // reopens the listener after a refuse outage
+  if (enforce_outage_) enforce_outage_();  // reopens the listener after a refuse outage
   spdlog::info("disarmed");
   return {{"armed", false}};
 }
 
 boost::json::value AdminBridge::outage(const admin::OutageRequest& request) {
   engine_.start_outage(request.mode, request.duration, clock_.now());
-  if (server_) server_->enforce_outage();
+  if (enforce_outage_) enforce_outage_();
   return {{"outage", faults::actions::to_string(request.mode)}, {"durationMs", request.duration.count()}};
 }
 

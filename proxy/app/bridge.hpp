@@ -1,7 +1,10 @@
 #pragma once
 // Glue between the relay (faultline::proxy) and the admin side (faultline::proxy_admin): the audit
-// log and metrics observe the relay; the admin API drives the engine and the server.
+// log and metrics observe the relay; the admin API drives the engine and, through a callback, the
+// relay server. Only the relay's Observer interface is used here, so this glue (and what tests or
+// fuzzes it) links without the relay.
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,7 +14,6 @@
 #include "faultline/admin/proxy_metrics.hpp"
 #include "faultline/faults/engine.hpp"
 #include "faultline/proxy/observer.hpp"
-#include "faultline/proxy/server.hpp"
 
 namespace faultline::app {
 
@@ -42,8 +44,10 @@ class AdminBridge final : public admin::AdminBackend {
   AdminBridge(faults::Engine& engine, const faults::Clock& clock, admin::AuditLog& audit, admin::ProxyMetrics& metrics)
       : engine_(engine), clock_(clock), audit_(audit), metrics_(metrics) {}
 
-  // The server is created after the bridge (it needs the observer); set it before serving.
-  void attach(proxy::Server& server) { server_ = &server; }
+  // Applies the engine's outage to the relay (faultline-proxy passes proxy::Server::enforce_outage),
+  // called after a scenario swap, a disarm and an outage. The server is created after the bridge
+  // (it needs the observer); set it before serving.
+  void set_outage_enforcer(std::function<void()> enforce_outage) { enforce_outage_ = std::move(enforce_outage); }
   void set_scenario_text(std::string text);
 
   std::optional<admin::ScenarioDocument> scenario(admin::ScenarioFormat preferred) override;
@@ -62,7 +66,7 @@ class AdminBridge final : public admin::AdminBackend {
   const faults::Clock& clock_;
   admin::AuditLog& audit_;
   admin::ProxyMetrics& metrics_;
-  proxy::Server* server_ = nullptr;
+  std::function<void()> enforce_outage_;
   std::mutex mutex_;
   std::string scenario_text_;
 };
