@@ -154,8 +154,11 @@ class relay : public ::testing::Test {
 
   std::unique_ptr<ProxyProcess> start_proxy(std::vector<std::string> args = {}) {
     if (args.empty()) {
-      args = {"--upstream", "https://127.0.0.1:" + std::to_string(upstream->port()), "--upstream-ca",
-              (dir.path() / "upstream-ca.crt").string()};
+      // One relay thread, as the benchmarks run it: connections without a strand (the limits
+      // tests run the default two threads, with strands).
+      args = {"--upstream",    "https://127.0.0.1:" + std::to_string(upstream->port()),
+              "--upstream-ca", (dir.path() / "upstream-ca.crt").string(),
+              "--threads",     "1"};
     }
     return start_proxy_process(dir.path(), proxy_ca, args);
   }
