@@ -269,6 +269,7 @@ int run(const Flags& f) {
   options.max_connections = f.max_connections > 0 ? f.max_connections : default_max_connections(open_files);
   options.http2 = !f.http1_only;
   options.h2_max_streams = f.h2_max_streams;
+  options.relay_threads = f.threads;
 
   boost::asio::io_context ioc;
   admin::AuditFlusher audit_flusher(ioc, audit);

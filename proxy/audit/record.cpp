@@ -9,7 +9,10 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
 
+#include <algorithm>
 #include <array>
+#include <charconv>
+#include <utility>
 
 namespace faultline::audit {
 namespace json = boost::json;
@@ -92,10 +95,112 @@ json::object to_json(const Record& r) {
   return o;
 }
 
-std::string to_json_line(const Record& record) {
-  std::string line = json::serialize(to_json(record));
-  line.push_back('\n');
-  return line;
+namespace {
+
+// The line is written directly, byte for byte what json::serialize(to_json(record)) writes (a unit
+// test holds them equal): building the object first (a node and a string per key) was a tenth of
+// the relay thread's instructions per small request.
+void append_escaped(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  std::size_t clean = 0;  // start of the bytes not yet copied
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + clean, i - clean);
+    clean = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += "\\u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xf]);
+    }
+  }
+  out.append(s.data() + clean, s.size() - clean);
+  out.push_back('"');
+}
+
+void append_text(std::string& out, std::string_view s) {
+  const bool ascii = std::none_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+  if (ascii || is_valid_utf8(s)) append_escaped(out, s);
+  else append_escaped(out, to_valid_utf8(s));
+}
+
+template <class Int>
+void append_int(std::string& out, Int v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+}  // namespace
+
+std::string to_json_line(const Record& r) {
+  std::string out;
+  out.reserve(384 + r.user_agent.size() + r.path.size());
+  out += "{\"seq\":";
+  append_int(out, r.seq);
+  out += ",\"ts\":\"";
+  out += net::format_rfc3339(r.ts, 6);
+  out += "\",\"conn\":";
+  append_int(out, r.conn);
+  const std::pair<std::string_view, const std::string*> texts[] = {{"client", &r.client},
+                                                                   {"userAgent", &r.user_agent},
+                                                                   {"proto", &r.proto},
+                                                                   {"method", &r.method},
+                                                                   {"path", &r.path},
+                                                                   {"verb", &r.verb},
+                                                                   {"resource", &r.resource},
+                                                                   {"subresource", &r.subresource},
+                                                                   {"namespace", &r.namespace_},
+                                                                   {"name", &r.name}};
+  for (const auto& [key, value] : texts) {
+    out += ",\"";
+    out += key;
+    out += "\":";
+    append_text(out, *value);
+  }
+  out += r.watch ? ",\"watch\":true" : ",\"watch\":false";
+  out += ",\"rule\":";
+  if (r.rule) append_text(out, *r.rule);
+  else out += "null";
+  out += ",\"action\":";
+  if (r.action) append_text(out, *r.action);
+  else out += "null";
+  out += ",\"status\":";
+  append_int(out, r.status);
+  out += ",\"upstreamStatus\":";
+  if (r.upstream_status) append_int(out, *r.upstream_status);
+  else out += "null";
+  out += ",\"bytesIn\":";
+  append_int(out, r.bytes_in);
+  out += ",\"bytesOut\":";
+  append_int(out, r.bytes_out);
+  out += ",\"durationUs\":";
+  append_int(out, r.duration.count());
+  out += "}\n";
+  return out;
 }
 
 Record from_json(const json::value& value) {
@@ -161,6 +266,8 @@ DecodedLines decode_lines(std::string_view text) {
 }
 
 std::string redact_path(std::string_view target) {
+  // Without a query there is nothing to remove (parsed or not, the target stays as it is).
+  if (target.find('?') == std::string_view::npos) return std::string(target);
   auto parsed = boost::urls::parse_origin_form(target);
   if (!parsed) {
     // Not origin-form: keep what precedes any query; a secret may hide in what we cannot parse.

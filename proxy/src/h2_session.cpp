@@ -158,7 +158,7 @@ H2Connection::~H2Connection() {
 }
 
 asio::awaitable<void> H2Connection::run(std::shared_ptr<H2Connection> self) {
-  self->session_->client_tcp().expires_never();  // the watchdog bounds idle connections and stuck writes
+  self->session_->client_->expires_never();  // the watchdog bounds idle connections and stuck writes
   asio::co_spawn(self->session_->executor_, self->watchdog(), asio::detached);
   try {
     co_await (self->client_reader() && self->client_writer());
@@ -179,7 +179,7 @@ void H2Connection::close_all() {
     if (auto up = weak.lock()) {
       up->done = true;
       boost::system::error_code ec;
-      beast::get_lowest_layer(up->stream).socket().close(ec);
+      up->stream.socket().close(ec);
       up->wake.cancel();
     }
   }
@@ -262,8 +262,8 @@ asio::awaitable<void> H2Connection::client_writer() {
   // The reader may still be waiting for bytes: end it.
   if (!reading_done_) {
     boost::system::error_code ec;
-    session_->client_tcp().socket().shutdown(tcp::socket::shutdown_receive, ec);
-    session_->client_tcp().socket().cancel(ec);
+    session_->client_socket().shutdown(tcp::socket::shutdown_receive, ec);
+    session_->client_socket().cancel(ec);
   }
 }
 
@@ -652,7 +652,7 @@ asio::awaitable<void> H2Connection::run_upstream(std::shared_ptr<H2Connection> s
   }
   up->done = true;
   boost::system::error_code ec;
-  beast::get_lowest_layer(up->stream).socket().close(ec);
+  up->stream.socket().close(ec);
   if (self->closing_) co_return;
   // Streams the upstream connection still carried end as the apiserver left them.
   auto left = up->to_client;
@@ -669,7 +669,7 @@ asio::awaitable<std::string> H2Connection::connect_upstream(Upstream& up) {
   auto [rec, results] =
       co_await resolver.async_resolve(target.endpoint.host, std::to_string(target.endpoint.port), use_tuple);
   if (rec) co_return "resolving " + target.endpoint.host + ": " + rec.message();
-  auto& tcp_layer = beast::get_lowest_layer(up.stream);
+  auto& tcp_layer = up.stream;
   tcp_layer.expires_after(options_.connect_timeout);
   auto [cec, ep] = co_await tcp_layer.async_connect(results, use_tuple);
   if (cec) co_return "connecting: " + cec.message();
@@ -751,7 +751,7 @@ asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up
   }
   up->done = true;
   boost::system::error_code ec;
-  beast::get_lowest_layer(up->stream).socket().cancel(ec);
+  up->stream.socket().cancel(ec);
 }
 
 void H2Connection::submit_upstream(Stream& s) {

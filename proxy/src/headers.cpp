@@ -1,6 +1,5 @@
 #include "faultline/proxy/headers.hpp"
 
-#include <boost/algorithm/string/case_conv.hpp>
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/beast/core/string.hpp>
 
@@ -39,8 +38,15 @@ bool is_hop_by_hop(std::string_view name) {
 
 std::vector<std::string> connection_tokens(std::string_view connection_value) {
   std::vector<std::string> out;
+  if (connection_value.empty()) return out;  // most requests and responses: no Connection header
   for (auto token : split_commas(connection_value)) {
-    if (!token.empty()) out.push_back(boost::algorithm::to_lower_copy(std::string(token)));
+    if (token.empty()) continue;
+    // ASCII lower case (header tokens are ASCII): no locale lookup per token.
+    std::string lower(token);
+    for (char& c : lower) {
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    out.push_back(std::move(lower));
   }
   return out;
 }

@@ -73,7 +73,7 @@ asio::awaitable<std::optional<std::string>> Session::connect_upstream() {
   tcp::resolver resolver(executor_);
   auto [rec, results] = co_await resolver.async_resolve(up.endpoint.host, std::to_string(up.endpoint.port), use_tuple);
   if (rec) co_return unreachable("resolving " + up.endpoint.host, rec);
-  auto& tcp_layer = beast::get_lowest_layer(upstream_->stream);
+  auto& tcp_layer = upstream_->stream;
   tcp_layer.expires_after(options_.connect_timeout);  // TCP connect and TLS handshake together
   auto [cec, ep] = co_await tcp_layer.async_connect(results, use_tuple);
   if (cec) co_return unreachable("connecting", cec);
@@ -123,7 +123,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
       }
     }
     co_await hold_while_blackholed();
-    beast::get_lowest_layer(upstream_->stream).expires_after(options_.io_timeout);
+    upstream_->stream.expires_after(options_.io_timeout);
     auto [ec, n] = co_await http::async_write_header(upstream_->stream, sr, use_tuple);
     if (!ec) break;
     bool retry = upstream_->reused && attempt == 0;
@@ -134,7 +134,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
   // is reachable: the client sends the body at once, and upstream never sends an interim response.
   if (ex.expects_continue) {
     http::response<http::empty_body> go_on{http::status::continue_, 11};
-    client_tcp().expires_after(options_.io_timeout);
+    client_->expires_after(options_.io_timeout);
     co_await http::async_write(*client_, go_on, asio::use_awaitable);
   }
   upstream_->reused = true;
@@ -145,7 +145,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
       auto& chunk = up_chunk();
       body.data = chunk.data();
       body.size = chunk.size();
-      client_tcp().expires_after(options_.io_timeout);
+      client_->expires_after(options_.io_timeout);
       auto [ec, n] = co_await http::async_read_some(*client_, client_buffer_, ex.parser, use_tuple);
       if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the request body");
       body.size = chunk.size() - body.size;
@@ -159,7 +159,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
       body.more = false;
     }
     co_await hold_while_blackholed();
-    beast::get_lowest_layer(upstream_->stream).expires_after(options_.io_timeout);
+    upstream_->stream.expires_after(options_.io_timeout);
     auto [ec, n] = co_await http::async_write(upstream_->stream, sr, use_tuple);
     if (ec && ec != http::error::need_buffer)
       throw boost::system::system_error(ec, "sending the request body upstream");
@@ -185,7 +185,7 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
     parser.body_limit(boost::none);
     parser.header_limit(kResponseHeaderLimit);
     if (ex.parser.get().method() == http::verb::head) parser.skip(true);
-    auto& up_tcp = beast::get_lowest_layer(upstream_->stream);
+    auto& up_tcp = upstream_->stream;
     if (ex.request.info.is_watch()) up_tcp.expires_never();
     else up_tcp.expires_after(options_.io_timeout);
     auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
@@ -252,7 +252,7 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
                           !parser.is_done() && upstream_->buffer.size() > 0;
   if (!header_with_body) {
     co_await hold_while_blackholed();
-    client_tcp().expires_after(options_.io_timeout);
+    client_->expires_after(options_.io_timeout);
     auto [hec, hn] = co_await http::async_write_header(*client_, sr, use_tuple);
     throw_if(hec, "writing the response header");
     ex.record.status = res.result_int();
@@ -271,7 +271,7 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
     }
   } guard{this, streaming};
 
-  auto& up_tcp = beast::get_lowest_layer(upstream_->stream);
+  auto& up_tcp = upstream_->stream;
   std::optional<std::chrono::steady_clock::time_point> deadline;
   if (filter && filter->deadline()) deadline = std::chrono::steady_clock::now() + *filter->deadline();
   JsonFrameSplitter splitter;
@@ -335,7 +335,7 @@ asio::awaitable<void> Session::write_body_piece(http::serializer<false, http::bu
   body.size = size;
   body.more = more;
   co_await hold_while_blackholed();
-  client_tcp().expires_after(options_.io_timeout);
+  client_->expires_after(options_.io_timeout);
   auto [ec, n] = co_await http::async_write(*client_, sr, use_tuple);
   if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "writing the response body");
   ex.record.status = res.result_int();  // the header went out (with the first piece, or before it)
@@ -346,7 +346,7 @@ asio::awaitable<void> Session::discard_response(ResponseParser& parser, Exchange
   parser.body_limit(boost::none);
   parser.header_limit(kResponseHeaderLimit);
   reserve_upstream_reads();
-  auto& up_tcp = beast::get_lowest_layer(upstream_->stream);
+  auto& up_tcp = upstream_->stream;
   up_tcp.expires_after(options_.io_timeout);
   auto sent = std::chrono::steady_clock::now();
   auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
@@ -365,7 +365,7 @@ asio::awaitable<void> Session::discard_response(ResponseParser& parser, Exchange
 }
 
 asio::awaitable<void> Session::wait_for_send_queue() {
-  int fd = client_tcp().socket().native_handle();
+  int fd = client_socket().native_handle();
   for (int i = 0; i < 100; ++i) {
     int unsent = 0;
     if (::ioctl(fd, SIOCOUTQ, &unsent) != 0 || unsent == 0) break;
@@ -376,8 +376,8 @@ asio::awaitable<void> Session::wait_for_send_queue() {
 // After a 101: bytes flow both ways untouched until either side closes; then both are closed.
 asio::awaitable<void> Session::tunnel() {
   state_ = State::streaming;
-  client_tcp().expires_never();
-  beast::get_lowest_layer(upstream_->stream).expires_never();
+  client_->expires_never();
+  upstream_->stream.expires_never();
   asio::co_spawn(executor_, pump(shared_from_this(), true), asio::detached);
   co_await pump(shared_from_this(), false);
 }

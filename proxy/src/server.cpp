@@ -64,8 +64,18 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> impl) {
   RejectionReport rejections;
   for (;;) {
     if (!impl->acceptor || !impl->acceptor->is_open()) co_return;
-    auto [ec, accepted] = co_await impl->acceptor->async_accept(asio::make_strand(impl->ioc), use_tuple);
-    tcp::socket socket(std::move(accepted));  // keeps the strand as its executor
+    // The connection's executor: its own strand, or the io_context's when one thread runs it.
+    boost::system::error_code ec;
+    tcp::socket socket(impl->ioc);
+    if (impl->options.relay_threads == 1) {
+      auto [aec, accepted] = co_await impl->acceptor->async_accept(impl->ioc.get_executor(), use_tuple);
+      ec = aec;
+      socket = tcp::socket(std::move(accepted));
+    } else {
+      auto [aec, accepted] = co_await impl->acceptor->async_accept(asio::make_strand(impl->ioc), use_tuple);
+      ec = aec;
+      socket = tcp::socket(std::move(accepted));  // keeps the strand as its executor
+    }
     if (ec == asio::error::operation_aborted || !impl->acceptor || !impl->acceptor->is_open()) co_return;
     if (ec) {
       co_await back_off_after_accept_error(*impl, failures, ec);

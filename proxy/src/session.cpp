@@ -60,7 +60,7 @@ asio::awaitable<void> Session::run(std::shared_ptr<Session> self) {
   }
   self->close_upstream();
   boost::system::error_code ec;
-  self->client_tcp().socket().close(ec);
+  self->client_socket().close(ec);
   if (self->server_->observer) self->server_->observer->connection_closed();
 }
 
@@ -68,7 +68,7 @@ asio::awaitable<void> Session::serve() {
   if (!co_await wait_for_client_hello()) co_return;
   client_.emplace(std::move(*plain_), server_->server_tls);
   plain_.reset();
-  client_tcp().expires_after(options_.handshake_timeout);
+  client_->expires_after(options_.handshake_timeout);
   auto [ec] = co_await client_->async_handshake(asio::ssl::stream_base::server, use_tuple);
   if (ec) {
     spdlog::debug("conn {} ({}): TLS handshake failed: {}", id_, peer_, ec.message());
@@ -97,7 +97,7 @@ asio::awaitable<bool> Session::wait_for_client_hello() {
   using namespace asio::experimental::awaitable_operators;
   char byte = 0;
   asio::steady_timer timer(executor_, options_.handshake_timeout);
-  auto first = co_await (plain_->socket().async_receive(asio::buffer(&byte, 1), tcp::socket::message_peek, use_tuple) ||
+  auto first = co_await (plain_->async_receive(asio::buffer(&byte, 1), tcp::socket::message_peek, use_tuple) ||
                          timer.async_wait(use_tuple));
   if (first.index() != 0) co_return false;  // the handshake timeout passed
   auto [ec, n] = std::get<0>(first);
@@ -111,7 +111,7 @@ asio::awaitable<bool> Session::wait_for_request(bool first) {
   if (draining_) co_return false;
   release_idle_buffers();
   if (client_buffer_.size() == 0) {
-    client_tcp().expires_after(first ? options_.header_timeout : options_.idle_timeout);
+    client_->expires_after(first ? options_.header_timeout : options_.idle_timeout);
     auto [ec, n] = co_await client_->async_read_some(client_buffer_.prepare(4096), use_tuple);
     if (ec) co_return false;
     client_buffer_.commit(n);
@@ -124,7 +124,7 @@ asio::awaitable<bool> Session::serve_request() {
   Exchange ex;
   ex.parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
   ex.parser.body_limit(boost::none);
-  client_tcp().expires_after(options_.header_timeout);
+  client_->expires_after(options_.header_timeout);
   auto [ec, n] = co_await http::async_read_header(*client_, client_buffer_, ex.parser, use_tuple);
   if (ec == http::error::header_limit) {
     co_await write_simple_error(431, "request header too large");
@@ -210,7 +210,7 @@ asio::awaitable<void> Session::write_local_response(Exchange& ex, const faults::
     res.content_length(response.body.size());
     if (!head) res.body() = response.body;
   }
-  client_tcp().expires_after(options_.io_timeout);
+  client_->expires_after(options_.io_timeout);
   co_await http::async_write(*client_, res, asio::use_awaitable);
   ex.record.status = response.code;
   ex.record.bytes_out += res.body().size();
@@ -222,7 +222,7 @@ asio::awaitable<void> Session::write_simple_error(int code, const char* message)
   res.body() = std::string(message) + "\n";
   res.keep_alive(false);
   res.prepare_payload();
-  client_tcp().expires_after(options_.io_timeout);
+  client_->expires_after(options_.io_timeout);
   co_await http::async_write(*client_, res, use_tuple);
 }
 
@@ -236,7 +236,7 @@ asio::awaitable<void> Session::discard_request_body(Exchange& ex) {
   while (!ex.parser.is_done()) {
     body.data = chunk.data();
     body.size = chunk.size();
-    client_tcp().expires_after(options_.io_timeout);
+    client_->expires_after(options_.io_timeout);
     auto [ec, n] = co_await http::async_read(*client_, client_buffer_, ex.parser, use_tuple);
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec);
     ex.record.bytes_in += chunk.size() - body.size;
@@ -292,8 +292,8 @@ asio::awaitable<void> Session::hold_while_blackholed() {
 // gives up, or until `limit` has passed (then the connection is closed).
 asio::awaitable<void> Session::hang(std::optional<std::chrono::milliseconds> limit) {
   state_ = State::streaming;
-  if (limit) client_tcp().expires_after(*limit);
-  else client_tcp().expires_never();
+  if (limit) client_->expires_after(*limit);
+  else client_->expires_never();
   char sink[4096];
   for (;;) {
     auto [ec, n] = co_await client_->async_read_some(asio::buffer(sink), use_tuple);
@@ -304,7 +304,7 @@ asio::awaitable<void> Session::hang(std::optional<std::chrono::milliseconds> lim
 
 asio::awaitable<void> Session::close_gracefully() {
   if (cut_) co_return;
-  client_tcp().expires_after(std::chrono::seconds(2));
+  client_->expires_after(std::chrono::seconds(2));
   co_await client_->async_shutdown(use_tuple);  // close_notify; the peer may or may not answer
   cut_now(Cut::close);
 }
@@ -346,25 +346,25 @@ void Session::cut_now(Cut how) {
   if (cut_) return;
   cut_ = true;
   boost::system::error_code ec;
-  auto& socket = client_tcp().socket();
+  auto& socket = client_socket();
   if (how == Cut::reset) {
     socket.set_option(asio::socket_base::linger(true, 0), ec);  // close() then sends RST
   } else {
     socket.shutdown(tcp::socket::shutdown_both, ec);  // FIN
   }
-  client_tcp().close();
+  client_socket().close(ec);
   if (h2_) h2_->cut();
   // Close the upstream socket but keep the Upstream object: cut_now also runs from outside the
   // exchange (an outage resetting every live connection) while a coroutine is suspended on that
   // stream holding references into it. It wakes with operation_aborted and ends the session;
   // destroying the object here would leave it a dangling pointer.
-  if (upstream_) beast::get_lowest_layer(upstream_->stream).socket().close(ec);
+  if (upstream_) upstream_->stream.socket().close(ec);
 }
 
 void Session::close_upstream() {
   if (!upstream_) return;
   boost::system::error_code ec;
-  beast::get_lowest_layer(upstream_->stream).socket().close(ec);
+  upstream_->stream.socket().close(ec);
   upstream_.reset();
 }
 

@@ -6,11 +6,9 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/serializer.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <chrono>
 #include <memory>
@@ -20,6 +18,7 @@
 
 #include "exchange.hpp"
 #include "faultline/faults/request.hpp"
+#include "faultline/net/tls_stream.hpp"
 #include "faultline/proxy/disposition.hpp"
 #include "faultline/proxy/observer.hpp"
 #include "server_impl.hpp"
@@ -30,7 +29,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+using TlsStream = net::TlsStream;
 
 // Beast stores a header field's name and value lengths in 16 bits and throws std::length_error
 // (from inside the read operation, where no coroutine can catch it) for a longer one. This parser
@@ -161,7 +160,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void cut_now(Cut how);
   void close_upstream();
   void finish(Exchange& ex);
-  beast::tcp_stream& client_tcp() { return client_ ? beast::get_lowest_layer(*client_) : *plain_; }
+  tcp::socket& client_socket() { return client_ ? client_->socket() : *plain_; }
 
   std::shared_ptr<Server::Impl> server_;
   const ServerOptions& options_;
@@ -169,8 +168,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string peer_;
   asio::any_io_executor executor_;  // the connection's strand
   // The TLS stream (OpenSSL's state and record buffers, about 70 KB) is made once the client has
-  // sent its first byte; until then the connection is the plain TCP stream.
-  std::optional<beast::tcp_stream> plain_;
+  // sent its first byte; until then the connection is the plain TCP socket.
+  std::optional<tcp::socket> plain_;
   std::optional<TlsStream> client_;
   beast::flat_buffer client_buffer_;
   std::unique_ptr<Upstream> upstream_;

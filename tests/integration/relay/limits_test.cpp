@@ -254,6 +254,27 @@ TEST_F(relay_limits, RespondWithBodilessStatusKeepsTheConnection) {
 
 // ---- the connection cap ----------------------------------------------------------------------------
 
+// The proxy's own deadlines (net::TlsStream's, one timer per connection) cut what a client stalls:
+// a request header that stops halfway is closed after --header-timeout, and so is a connection
+// that never sends its next request after --idle-timeout; a prompt client on the same proxy is
+// served meanwhile. Both at one relay thread (no strand) and at two.
+TEST_F(relay_limits, StalledHeaderAndIdleConnectionAreClosedAtTheirTimeouts) {
+  for (const char* threads : {"1", "2"}) {
+    SCOPED_TRACE(std::string("--threads ") + threads);
+    auto proxy = start_proxy({"--header-timeout", "1", "--idle-timeout", "1", "--threads", threads});
+    auto stalled = connect(*proxy);
+    asio::write(stalled->stream, asio::buffer(std::string("GET /bytes?size=16 HTTP/1.1\r\nHost: 127.0.0.1\r\n")));
+    auto idle = connect(*proxy);
+    expect_relayed(*idle);
+    auto prompt = connect(*proxy);
+    expect_relayed(*prompt);
+    EXPECT_TRUE(closed_by_server(*stalled)) << "the half-sent header was not cut";
+    EXPECT_FALSE(stalled->watchdog->fired()) << "the proxy kept the half-sent header open for 60 s";
+    EXPECT_TRUE(closed_by_server(*idle)) << "the idle keep-alive connection was not closed";
+    EXPECT_FALSE(idle->watchdog->fired()) << "the proxy kept the idle connection open for 60 s";
+  }
+}
+
 TEST_F(relay_limits, ConnectionBeyondMaxConnectionsIsRefusedAndCounted) {
   auto proxy = start_proxy({"--max-connections", "2"});
   auto first = connect(*proxy);

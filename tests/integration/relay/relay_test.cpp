@@ -140,6 +140,10 @@ class relay : public RelayFixture {
  protected:
   relay() : RelayFixture("relay-test") {}
 
+  // One relay thread, as the benchmarks run it: connections without a strand (the limits tests run
+  // the default two threads, with strands).
+  std::unique_ptr<ProxyProcess> start_proxy() { return RelayFixture::start_proxy({"--threads", "1"}); }
+
   // A small exchange first, so one-time allocations (TLS, loggers, thread stacks touched) are in
   // the baseline the memory bound is measured from.
   void warm_up(TlsClient& client) {

@@ -94,6 +94,31 @@ TEST(AuditRecord, LineIsValidUtf8WhenTheClientSentOtherBytes) {
   EXPECT_EQ(back.name, "\xEF\xBF\xBD(");
 }
 
+// to_json_line writes the line directly (not through a json::object): it must be, byte for byte,
+// the serialized object, for every byte a client can put into a field.
+TEST(AuditRecord, LineIsTheSerializedObjectByteForByte) {
+  std::string every_byte;
+  for (int c = 1; c < 256; ++c) every_byte.push_back(static_cast<char>(c));
+  std::vector<Record> records;
+  records.push_back(sample_record());
+  Record nasty = sample_record();
+  nasty.user_agent = every_byte;
+  nasty.client = "\"quoted\" \\ back\tslash";
+  nasty.path = "/api/v1/namespaces/caf\xc3\xa9/pods?x=\x7f\x1f";
+  nasty.name = every_byte.substr(0, 40);
+  nasty.rule = "r\n";
+  nasty.action = "\x01";
+  nasty.upstream_status = 503;
+  nasty.watch = true;
+  nasty.seq = UINT64_MAX;
+  nasty.bytes_in = UINT64_MAX;
+  nasty.duration = microseconds{INT64_MAX};
+  records.push_back(nasty);
+  Record empty;
+  records.push_back(empty);
+  for (const Record& r : records) EXPECT_EQ(to_json_line(r), json::serialize(to_json(r)) + "\n");
+}
+
 TEST(AuditRecord, RoundTripsThroughJson) {
   Record a = sample_bind_record();
   EXPECT_EQ(from_json(json::parse(to_json_line(a))), a);

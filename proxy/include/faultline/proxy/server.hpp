@@ -56,6 +56,10 @@ struct ServerOptions {
   // at most one window of bytes per direction in the proxy, a connection at most streams x window.
   std::uint32_t h2_max_streams = 250;
   std::uint32_t h2_stream_window = 64 * 1024;
+  // Threads that run the io_context (and nothing else touches a connection): with exactly one, a
+  // connection needs no strand and its handlers run on the io_context's executor directly; any
+  // other value (0: not known) gives every connection a strand of its own.
+  unsigned relay_threads = 0;
 };
 
 class Server {

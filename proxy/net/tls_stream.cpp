@@ -1,0 +1,212 @@
+#include "faultline/net/tls_stream.hpp"
+
+#include <openssl/bio.h>
+#include <openssl/err.h>
+
+#include <boost/asio/ssl/error.hpp>
+#include <boost/beast/core/error.hpp>
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <new>
+
+#include "openssl_ptr.hpp"
+
+namespace faultline::net {
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+namespace {
+
+// A BIO on the socket's descriptor. OpenSSL's own socket BIO writes with write(2), which raises
+// SIGPIPE on a connection the peer reset; this one sends with MSG_NOSIGNAL, as Asio does. The
+// descriptor is never closed by the BIO: the socket object owns it.
+int fd_of(BIO* bio) { return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(bio))); }
+
+int bio_write(BIO* bio, const char* data, int len) {
+  BIO_clear_retry_flags(bio);
+  ssize_t n = ::send(fd_of(bio), data, static_cast<std::size_t>(len), MSG_NOSIGNAL);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) BIO_set_retry_write(bio);
+    return -1;
+  }
+  return static_cast<int>(n);
+}
+
+int bio_read(BIO* bio, char* data, int len) {
+  BIO_clear_retry_flags(bio);
+  ssize_t n = ::recv(fd_of(bio), data, static_cast<std::size_t>(len), 0);
+  if (n < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) BIO_set_retry_read(bio);
+    return -1;
+  }
+  if (n == 0) BIO_set_flags(bio, BIO_FLAGS_IN_EOF);  // lets OpenSSL tell a truncated stream
+  return static_cast<int>(n);
+}
+
+long bio_ctrl(BIO* bio, int cmd, long, void*) {
+  switch (cmd) {
+    case BIO_CTRL_FLUSH:
+      return 1;
+    case BIO_CTRL_EOF:
+      return BIO_test_flags(bio, BIO_FLAGS_IN_EOF) != 0;
+    default:
+      return 0;
+  }
+}
+
+int bio_create(BIO* bio) {
+  BIO_set_init(bio, 1);
+  return 1;
+}
+
+const BIO_METHOD* fd_bio_method() {
+  static const BIO_METHOD* method = [] {
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "faultline socket");
+    detail::check(m != nullptr, "making the socket BIO method");
+    BIO_meth_set_write(m, bio_write);
+    BIO_meth_set_read(m, bio_read);
+    BIO_meth_set_ctrl(m, bio_ctrl);
+    BIO_meth_set_create(m, bio_create);
+    return m;
+  }();
+  return method;
+}
+
+// As asio::ssl::stream reports them: a clean close_notify is eof, a connection that ended without
+// one is stream_truncated, other failures carry OpenSSL's error code.
+error_code ssl_failure(int ssl_error) {
+  unsigned long code = ERR_get_error();
+  ERR_clear_error();
+  if (ssl_error == SSL_ERROR_ZERO_RETURN) return asio::error::eof;
+  if (ssl_error == SSL_ERROR_SYSCALL && code == 0) {
+    if (errno != 0 && errno != EAGAIN) return {errno, boost::system::system_category()};
+    return asio::ssl::error::stream_truncated;
+  }
+  if (ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING) return asio::ssl::error::stream_truncated;
+  if (code == 0) return asio::ssl::error::unspecified_system_error;
+  return {static_cast<int>(code), asio::error::get_ssl_category()};
+}
+
+}  // namespace
+
+// Shared with the timer's handler, which may run after the stream is gone.
+struct TlsStream::Deadline : std::enable_shared_from_this<Deadline> {
+  explicit Deadline(const executor_type& executor) : timer(executor) {}
+  asio::steady_timer timer;
+  clock::time_point at = clock::time_point::max();     // the deadline
+  clock::time_point armed = clock::time_point::max();  // what the timer waits for (max: not waiting)
+  TlsStream* stream = nullptr;                         // null once the stream is gone
+  int waiting = 0;                                     // operations waiting for readiness
+  bool timed_out = false;
+
+  void arm() {
+    if (at == clock::time_point::max() || armed <= at) return;  // an earlier wake-up re-checks
+    armed = at;
+    timer.expires_at(at);
+    timer.async_wait([self = shared_from_this()](error_code ec) {
+      if (ec == asio::error::operation_aborted) return;  // re-armed or destroyed
+      self->armed = clock::time_point::max();
+      self->fired();
+    });
+  }
+
+  void fired() {
+    if (!stream || waiting == 0) return;  // the next wait arms it again
+    if (clock::now() < at) return arm();  // moved later meanwhile
+    timed_out = true;
+    error_code ec;
+    stream->socket_.close(ec);  // the waiting operations wake with operation_aborted
+  }
+};
+
+TlsStream::TlsStream(socket_type socket, asio::ssl::context& ctx) : socket_(std::move(socket)) {
+  ssl_ = SSL_new(ctx.native_handle());
+  if (!ssl_) throw std::bad_alloc();
+  deadline_ = std::make_shared<Deadline>(socket_.get_executor());
+  deadline_->stream = this;
+}
+
+TlsStream::TlsStream(const executor_type& executor, asio::ssl::context& ctx) : TlsStream(socket_type(executor), ctx) {}
+
+TlsStream::~TlsStream() {
+  deadline_->stream = nullptr;
+  deadline_->timer.cancel();
+  SSL_free(ssl_);
+}
+
+void TlsStream::expires_at(clock::time_point t) {
+  deadline_->at = t;
+  if (deadline_->waiting > 0) deadline_->arm();
+}
+
+void TlsStream::begin_wait() {
+  ++deadline_->waiting;
+  deadline_->arm();
+}
+
+error_code TlsStream::end_wait(const error_code& ec) {
+  --deadline_->waiting;
+  if (ec && deadline_->timed_out) return boost::beast::error::timeout;
+  return ec;
+}
+
+void TlsStream::start_handshake(asio::ssl::stream_base::handshake_type type) {
+  if (SSL_get_rbio(ssl_) == nullptr && socket_.is_open()) {
+    error_code ec;
+    socket_.non_blocking(true, ec);
+    BIO* bio = BIO_new(fd_bio_method());
+    if (!bio) throw std::bad_alloc();
+    BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(socket_.native_handle())));
+    SSL_set_bio(ssl_, bio, bio);
+    // Partial writes: a write completes with the records that went out. Release buffers: an idle
+    // connection holds no record buffers (as asio::ssl::stream sets it). Read ahead: one recv
+    // takes what is there instead of a record header and its body apart.
+    SSL_set_mode(ssl_, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+    SSL_set_read_ahead(ssl_, 1);
+  }
+  if (type == asio::ssl::stream_base::client) SSL_set_connect_state(ssl_);
+  else SSL_set_accept_state(ssl_);
+}
+
+TlsStream::Want TlsStream::perform(Kind kind, void* data, std::size_t size, std::size_t& n, error_code& ec) {
+  n = 0;
+  // A socket closed under the stream (a cut, a timeout): its descriptor number may belong to
+  // another connection by now, so OpenSSL must not touch it again.
+  if (!socket_.is_open() || SSL_get_rbio(ssl_) == nullptr) {
+    ec = deadline_->timed_out ? error_code(boost::beast::error::timeout) : error_code(asio::error::bad_descriptor);
+    return Want::nothing;
+  }
+  ERR_clear_error();
+  errno = 0;
+  int r = 0;
+  switch (kind) {
+    case Kind::read:
+      r = SSL_read_ex(ssl_, data, size, &n);
+      break;
+    case Kind::write:
+      r = SSL_write_ex(ssl_, data, size, &n);
+      break;
+    case Kind::handshake:
+      r = SSL_do_handshake(ssl_);
+      break;
+    case Kind::shutdown:
+      r = SSL_shutdown(ssl_);
+      if (r == 0) r = SSL_shutdown(ssl_);  // ours is sent; now wait for the peer's
+      break;
+  }
+  if (r == 1) {
+    ec = {};
+    return Want::nothing;
+  }
+  int err = SSL_get_error(ssl_, r);
+  if (err == SSL_ERROR_WANT_READ) return Want::read;
+  if (err == SSL_ERROR_WANT_WRITE) return Want::write;
+  n = 0;
+  ec = ssl_failure(err);
+  return Want::nothing;
+}
+
+}  // namespace faultline::net
