@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "faultline/faults/duration.hpp"
+#include "faultline/faults/file.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/run.hpp"
@@ -23,12 +24,11 @@ namespace ff = faultline::faults;
 
 namespace {
 
-// KEY=VALUE lines as scripts/stack writes them (DIR/env).
+// KEY=VALUE lines as scripts/stack writes them (DIR/env), from a regular file of at most 1 MiB.
 std::map<std::string, std::string> read_env_file(const std::string& path) {
   std::map<std::string, std::string> out;
   if (path.empty()) return out;
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read --env file " + path);
+  std::istringstream in(ff::read_regular_file(path, 1024 * 1024, "an --env file"));
   std::string line;
   while (std::getline(in, line)) {
     auto eq = line.find('=');
@@ -51,13 +51,7 @@ void default_from(std::string& value, const std::map<std::string, std::string>& 
 // scripts/components' yunikorn-build.json (which YuniKorn build runs), checked to be a JSON object
 // of at most 64 KiB; report.json carries it as cluster.yunikornBuild.
 std::string read_yunikorn_build(const std::string& path) {
-  constexpr std::size_t max_bytes = 64 * 1024;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read the YuniKorn build info " + path);
-  std::string text(max_bytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > max_bytes) throw std::runtime_error("YuniKorn build info " + path + " is over 64 KiB");
+  const std::string text = ff::read_regular_file(path, 64 * 1024, "the YuniKorn build info");
   boost::system::error_code ec;
   auto doc = boost::json::parse(text, ec);
   if (ec || !doc.is_object()) throw std::runtime_error("YuniKorn build info " + path + " is not a JSON object");

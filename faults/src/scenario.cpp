@@ -1,13 +1,6 @@
 #include "faultline/faults/scenario.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <array>
-#include <cerrno>
-#include <system_error>
-
+#include "faultline/faults/file.hpp"
 #include "scenario_parse.hpp"
 #include "yaml_load.hpp"
 
@@ -60,15 +53,6 @@ void parse_document(const YAML::Node& document, Scenario& scenario, detail::Erro
   root.finish();
 }
 
-std::string file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a file";
-}
-
 }  // namespace
 
 const InvariantSpec* find_invariant(std::string_view name) {
@@ -117,34 +101,11 @@ std::shared_ptr<const Scenario> load_scenario_file(const std::filesystem::path& 
 }
 
 std::string read_scenario_file(const std::filesystem::path& path) {
-  const std::string name = path.string();
-  auto fail = [&name](const std::string& what) { return ScenarioError({name + ": " + what}); };
-  auto system_error = [](int error) { return std::generic_category().message(error); };
-  // O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer; fstat then refuses it.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) throw fail("cannot read the file: " + system_error(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) throw fail("cannot read the file: " + system_error(errno));
-  if (!S_ISREG(info.st_mode))
-    throw fail("not a regular file (" + file_kind(info.st_mode) + "): a scenario is read from a regular file only");
-  const std::string maximum = "the maximum is " + std::to_string(max_scenario_bytes) + " bytes (1 MiB)";
-  if (static_cast<std::uint64_t>(info.st_size) > max_scenario_bytes)
-    throw fail("the file is " + std::to_string(info.st_size) + " bytes; " + maximum);
-  std::string text;
-  std::array<char, 64 * 1024> chunk{};
-  for (;;) {
-    ssize_t n = ::read(fd, chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw fail("cannot read the file: " + system_error(errno));
-    if (n == 0) break;
-    text.append(chunk.data(), static_cast<std::size_t>(n));
-    if (text.size() > max_scenario_bytes) throw fail("the file grew while being read; " + maximum);
+  try {
+    return read_regular_file(path, max_scenario_bytes, "a scenario");
+  } catch (const FileError& e) {
+    throw ScenarioError({e.what()});
   }
-  return text;
 }
 
 }  // namespace faultline::faults

@@ -1,5 +1,7 @@
 #include "faultline/net/certs.hpp"
 
+#include "faultline/faults/file.hpp"
+
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
@@ -7,7 +9,6 @@
 #include <boost/asio/ip/address.hpp>
 
 #include <fstream>
-#include <sstream>
 
 #include "openssl_ptr.hpp"
 
@@ -194,12 +195,7 @@ bool verifies_against(const std::string& cert_pem, const std::string& ca_pem) {
 }
 
 std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot open for reading");
-  std::ostringstream out;
-  out << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(path.string() + ": read error");
-  return out.str();
+  return faults::read_regular_file(path, kMaxReadFileBytes, "a certificate, key or kubeconfig");
 }
 
 void write_file(const std::filesystem::path& path, const std::string& content, bool private_data) {

@@ -7,13 +7,42 @@
 #include <openssl/x509.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
+
+#include "files.hpp"
 
 namespace faultline::net {
 namespace {
 
 using ::testing::Contains;
 using ::testing::UnorderedElementsAre;
+
+std::string read_error(const std::filesystem::path& path) {
+  try {
+    read_file(path);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(read)";
+}
+
+// Certificates, keys and kubeconfigs are named by the user: /dev/zero or a huge file is an error,
+// not a hang or unbounded memory.
+TEST(ReadFile, ReadsARegularFileAndRefusesDevicesAndFilesOverTheLimit) {
+  faultline::testing::TempDir dir("faultline-read-file");
+  write_file(dir.path() / "ca.crt", "PEM");
+  EXPECT_EQ(read_file(dir.path() / "ca.crt"), "PEM");
+  EXPECT_EQ(read_error("/dev/zero"),
+            "/dev/zero: not a regular file (a character device): a certificate, key or kubeconfig is read from a "
+            "regular file only");
+  const auto big = dir.path() / "big";
+  write_file(big, "");
+  std::filesystem::resize_file(big, kMaxReadFileBytes + 1);  // sparse: no disk used
+  EXPECT_EQ(read_error(big), big.string() + ": the file is 16777217 bytes; the maximum is 16777216 bytes (16 MiB)");
+  EXPECT_NE(read_error(dir.path() / "missing").find("cannot read the file: No such file or directory"),
+            std::string::npos);
+}
 
 // The key type and curve of a certificate's public key, e.g. "prime256v1".
 std::string curve_of(const std::string& cert_pem) {

@@ -4,6 +4,7 @@
 // write_file() puts it on disk with owner-only permissions for keys.
 
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -36,7 +37,11 @@ std::vector<std::string> subject_alt_names(const std::string& cert_pem);
 // True when `cert_pem` verifies against `ca_pem` (signature and validity, no host check).
 bool verifies_against(const std::string& cert_pem, const std::string& ca_pem);
 
-// Reads a whole file; throws std::runtime_error naming the path when it cannot.
+// Largest certificate, key, CA bundle or kubeconfig read_file reads.
+inline constexpr std::size_t kMaxReadFileBytes = 16 * 1024 * 1024;
+
+// Reads a whole regular file of at most kMaxReadFileBytes; throws faults::FileError (a
+// std::runtime_error) naming the path and the problem when it cannot (faults/file.hpp).
 std::string read_file(const std::filesystem::path& path);
 
 // Writes a whole file (creating parent directories). `private_data` => mode 0600.
