@@ -19,11 +19,7 @@
 
 extern char** environ;
 
-// GCC 12 reports a mismatched new/delete for the coroutine frames of this file (a false positive:
-// Asio's awaitable frames allocate and free through the same pair of its own operators).
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
+#include "faultline/harness/gcc12_coroutine_frames.hpp"
 
 namespace faultline::harness {
 namespace {

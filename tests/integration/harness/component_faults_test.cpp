@@ -176,7 +176,7 @@ TEST_F(ComponentFaultsTest, NodeFlapDeletesTheNodeWithAPodInFlightAndCreatesItAg
        {{"nodeName", "kwok-node-0"},
         {"containers", json::array{json::object{{"name", "c"}, {"image", "registry.k8s.io/pause:3.10"}}}}}}};
   run(client.create("/api/v1/namespaces/faultline/pods", std::move(pod)));
-  PodWatcher pods(client, "faultline", kWorkloadLabel);
+  PodWatcher pods(client, "faultline", kWorkloadLabel, 1000);
   run(pods.start());
 
   // An independent watch of the nodes records what the apiserver saw.

@@ -105,12 +105,12 @@ TEST_F(ProxyAdminAgainstTheProxy, AuditRecordsBeyondTheLimitAreAnErrorNamingTheF
   limits.max_audit_records = 3;
   ProxyAdmin proxy = harness_side(limits);
   std::uint64_t since = run_blocking(client_ioc_, proxy.audit_head());
-  for (int i = 0; i < 3; ++i) observer_.exchange_done(every_field_set(), milliseconds{5});
+  for (int i = 0; i < 3; ++i) observer_.exchange_done(testing::every_field_set(), milliseconds{5});
   audit::DecodedLines got;
   run_blocking(client_ioc_, proxy.read_audit(since, got));
   EXPECT_EQ(got.records.size(), 3u) << "up to the limit, every record is kept";
 
-  observer_.exchange_done(every_field_set(), milliseconds{5});
+  observer_.exchange_done(testing::every_field_set(), milliseconds{5});
   try {
     run_blocking(client_ioc_, proxy.read_audit(since, got));
     FAIL() << "a fourth record went past a limit of 3";

@@ -100,8 +100,8 @@ TEST(AuditRecord, LineIsTheSerializedObjectByteForByte) {
   std::string every_byte;
   for (int c = 1; c < 256; ++c) every_byte.push_back(static_cast<char>(c));
   std::vector<Record> records;
-  records.push_back(sample_record());
-  Record nasty = sample_record();
+  records.push_back(sample_bind_record());
+  Record nasty = sample_bind_record();
   nasty.user_agent = every_byte;
   nasty.client = "\"quoted\" \\ back\tslash";
   nasty.path = "/api/v1/namespaces/caf\xc3\xa9/pods?x=\x7f\x1f";
