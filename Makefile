@@ -179,7 +179,7 @@ format: deps
 # with a bash shebang), every C++ source in the style of .clang-format (`make format` fixes what
 # this reports), and the GitHub Actions workflows (scripts/actionlint).
 lint: deps
-	shellcheck .ci/run $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind)
+	shellcheck -x .ci/run scripts/lib/*.sh $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind)
 	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
 	scripts/actionlint
 

@@ -1,0 +1,43 @@
+# Helpers shared by the cluster scripts (scripts/stack, scripts/kind), sourced after each script
+# has set `run_dir`, `nodes`, `say` and `kubectl_admin`.
+# shellcheck shell=bash disable=SC2154 # run_dir and nodes belong to the sourcing script
+
+now_ms() { date +%s%3N; }
+
+# Key=value state of one run dir (the last value of a key wins).
+state_set() { echo "$1=$2" >>"$run_dir/state"; }
+state_get() { sed -n "s/^$1=//p" "$run_dir/state" 2>/dev/null | tail -1; }
+
+# Start time of a process (clock ticks since boot): with the pid it names the process uniquely,
+# so `down` never signals a recycled pid that belongs to someone else. Nothing for a zombie (a
+# killed process waits there until init reaps it): it is not running.
+proc_start() { awk '$3 != "Z" {print $22}' "/proc/$1/stat" 2>/dev/null || true; }
+
+# Prints the pid recorded in $run_dir/pids/NAME ("pid starttime") if that process still runs.
+own_pid() { # name
+  local file=$run_dir/pids/$1 pid start
+  [[ -f $file ]] || return 1
+  read -r pid start <"$file"
+  [[ -n $pid && $(proc_start "$pid") == "$start" ]] || return 1
+  echo "$pid"
+}
+
+# A TCP port on 127.0.0.1 that is free now.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# True once `nodes` KWOK nodes (label type=kwok) report Ready.
+nodes_ready() {
+  local ready
+  ready=$(kubectl_admin get nodes -l type=kwok -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' | grep -c True)
+  ((ready >= nodes))
+}
+
+# Runs a start-up step and says how long it took.
+phase() { # description function [args...]
+  local t
+  t=$(now_ms)
+  "${@:2}"
+  say "$1 ready ($(($(now_ms) - t)) ms)"
+}
