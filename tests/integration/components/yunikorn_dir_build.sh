@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# YUNIKORN=DIR builds yunikorn-scheduler from DIR: a copy of the pinned k8shim source with a marker
-# in a log message of pkg/cmd/shim must give a binary that carries the marker, whose build info
-# replaces the k8shim module with DIR, while the other components stay the pinned ones.
+# YUNIKORN=DIR (and YUNIKORN_CORE=DIR2) build yunikorn-scheduler from DIR (and DIR2): a copy of the
+# pinned k8shim source with a marker in a log message of pkg/cmd/shim, and a copy of the pinned
+# yunikorn-core source (a git checkout with one commit) with a marker in pkg/entrypoint, must give
+# one binary that carries both markers, whose build info replaces both modules with the copies,
+# and whose yunikorn-build.json names both (the core with its commit), while the other components
+# stay the pinned ones.
 #
 #   yunikorn_dir_build.sh REPO WORK_DIR
 # WORK_DIR is kept between runs: the variant is keyed by the source's content and path, so a rerun
@@ -12,6 +15,7 @@ repo=$1
 work=$2
 components=$repo/scripts/components
 marker=faultline-yunikorn-dir-build-marker
+core_marker=faultline-yunikorn-core-dir-build-marker
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 checkout=$work/yunikorn-k8shim
@@ -22,15 +26,29 @@ chmod -R u+w "$checkout"
 sed -i "s/\"Starting scheduler\"/\"Starting scheduler ($marker)\"/" "$checkout/pkg/cmd/shim/main.go"
 grep -q "$marker" "$checkout/pkg/cmd/shim/main.go" || fail "could not place the marker in pkg/cmd/shim/main.go"
 
-export YUNIKORN=$checkout
-unset YUNIKORN_CORE
+core=$work/yunikorn-core
+rm -rf "$core"
+core_pin=$(cd "$repo/scripts/go/yunikorn" && go mod download -json github.com/apache/yunikorn-core | jq -r .Dir)
+[[ -d $core_pin ]] || fail "go mod download gave no source directory for github.com/apache/yunikorn-core"
+cp -r "$core_pin" "$core"
+chmod -R u+w "$core"
+sed -i "s/\"Starting event system\"/\"Starting event system ($core_marker)\"/" "$core/pkg/entrypoint/entrypoint.go"
+grep -q "$core_marker" "$core/pkg/entrypoint/entrypoint.go" || fail "could not place the marker in pkg/entrypoint/entrypoint.go"
+git -C "$core" init -q
+git -C "$core" add -A
+git -C "$core" -c user.name=faultline -c user.email=faultline@localhost commit -qm "core with a marker"
+core_commit=$(git -C "$core" rev-parse HEAD)
+
+export YUNIKORN=$checkout YUNIKORN_CORE=$core
 nice "$components" build
 bin=$("$components" path)
-pinned=$(env -u YUNIKORN "$components" path)
+pinned=$(env -u YUNIKORN -u YUNIKORN_CORE "$components" path)
 [[ $bin != "$pinned" ]] || fail "YUNIKORN=$checkout resolved to the pinned directory $pinned"
 
 grep -aq "$marker" "$bin/yunikorn-scheduler" || fail "$bin/yunikorn-scheduler does not carry the marker of $checkout"
+grep -aq "$core_marker" "$bin/yunikorn-scheduler" || fail "$bin/yunikorn-scheduler does not carry the marker of $core"
 ! grep -aq "$marker" "$pinned/yunikorn-scheduler" || fail "the pinned yunikorn-scheduler carries the marker"
+! grep -aq "$core_marker" "$pinned/yunikorn-scheduler" || fail "the pinned yunikorn-scheduler carries the core's marker"
 
 # go version -m: "mod <module> <version>" (the module of the package built) or "dep ...", followed
 # by "=> <replacement>" for a replaced module.
@@ -38,12 +56,18 @@ buildinfo=$(go version -m "$bin/yunikorn-scheduler")
 awk -v dir="$checkout" '$1 == "mod" || $1 == "dep" { last = $2 } $1 == "=>" && last == "github.com/apache/yunikorn-k8shim" && $2 == dir { found = 1 }
   END { exit !found }' <<<"$buildinfo" ||
   fail "the build info does not replace github.com/apache/yunikorn-k8shim with $checkout:"$'\n'"$buildinfo"
+awk -v dir="$core" '$1 == "mod" || $1 == "dep" { last = $2 } $1 == "=>" && last == "github.com/apache/yunikorn-core" && $2 == dir { found = 1 }
+  END { exit !found }' <<<"$buildinfo" ||
+  fail "the build info does not replace github.com/apache/yunikorn-core with $core:"$'\n'"$buildinfo"
 
 info=$("$components" build-info)
 # The copy is no git checkout (it lies in the build tree of faultline's): no commit, no dirty flag.
 jq -e --arg d "$checkout" '.source == "dir" and .dir == $d and .module == "github.com/apache/yunikorn-k8shim"
   and .commit == null and .dirty == null' <<<"$info" >/dev/null ||
   fail "yunikorn-build.json does not name $checkout (without a commit): $info"
+jq -e --arg d "$core" --arg c "$core_commit" '.core.source == "dir" and .core.dir == $d
+  and .core.module == "github.com/apache/yunikorn-core" and .core.commit == $c and .core.dirty == false' <<<"$info" >/dev/null ||
+  fail "yunikorn-build.json does not name $core at commit $core_commit, clean: $info"
 [[ $(jq -r .binarySha256 <<<"$info") == $(sha256sum <"$bin/yunikorn-scheduler" | cut -d' ' -f1) ]] ||
   fail "yunikorn-build.json describes another binary than $bin/yunikorn-scheduler"
 
@@ -58,4 +82,9 @@ echo "// changed" >>"$checkout/pkg/cmd/shim/main.go"
 ! "$components" path >/dev/null 2>&1 || fail "a changed $checkout still resolves to the binary built before the change"
 sed -i '$d' "$checkout/pkg/cmd/shim/main.go"
 [[ $("$components" path) == "$bin" ]] || fail "$checkout as it was built no longer resolves to $bin"
-echo "ok: $bin/yunikorn-scheduler built from $checkout"
+# The core checkout counts too: an uncommitted change is a build not made yet.
+echo "// changed" >>"$core/pkg/entrypoint/entrypoint.go"
+! "$components" path >/dev/null 2>&1 || fail "a changed $core still resolves to the binary built before the change"
+git -C "$core" checkout -q -- pkg/entrypoint/entrypoint.go
+[[ $("$components" path) == "$bin" ]] || fail "$core as it was built no longer resolves to $bin"
+echo "ok: $bin/yunikorn-scheduler built from $checkout and $core"
