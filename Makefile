@@ -72,7 +72,7 @@ FUZZ_ENV       := ASAN_SYMBOLIZER_PATH=$(LLVM_BIN)/llvm-symbolizer \
 TSAN_TARGETS   := faults_unit_tests proxy_net_unit proxy_relay_unit proxy_admin_test proxy_app_test \
                   relay_integration_test faultline-proxy
 
-.PHONY: deps build harness-bin check sanitize tsan fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
+.PHONY: deps build harness-bin check sanitize sanitize-build e2e e2e-build tsan fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
         repro-3355 soak bench stack-up stack-down stack-status format lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 deps:
@@ -100,9 +100,13 @@ $(ASAN_BUILD_DIR)/build.ninja: | deps
 	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFAULTLINE_SANITIZE=ON -DFAULTLINE_BUILD_E2E=OFF
 
 # Address + undefined sanitizer build of the unit and integration tests (not the `components`
-# ones: they build and test Go code, which no C++ sanitizer sees).
-sanitize: deps components $(ASAN_BUILD_DIR)/build.ninja
+# ones: they build and test Go code, which no C++ sanitizer sees). The C++ build comes before the
+# components prerequisite, so a components build already running (.ci/run starts one in the
+# background) overlaps it; the tests need the components.
+sanitize-build: deps $(ASAN_BUILD_DIR)/build.ninja
 	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
+
+sanitize: sanitize-build components
 	cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest -L 'unit|integration' -LE components --output-on-failure -j $(JOBS) $(CTEST_ARGS)
@@ -158,10 +162,21 @@ fuzz: fuzz-replay
 fuzz-ci:
 	$(MAKE) -j $(JOBS) fuzz FUZZ_SECONDS=60
 
+# The release tree's share of make test: only what the e2e suites run (the e2e-tests target:
+# faultline-proxy, faultline-harness, the e2e test executables; tests/CMakeLists.txt), then the
+# e2e suites and the `components` tests (scripts/components and its Go builds; no C++ tree
+# changes them). Each e2e test runs alone (RUN_SERIAL).
+e2e-build: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target e2e-tests
+
+e2e: e2e-build components
+	cd $(BUILD_DIR) && ctest -L 'e2e|components' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
 # Everything: unit, integration and end-to-end tests (the chaos suite included). Unit and
-# integration tests run $(JOBS) at a time; each e2e test runs alone (RUN_SERIAL, tests/CMakeLists.txt).
-test: build components
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+# integration tests build and run once, in the address + undefined sanitizer tree (sanitize:
+# $(JOBS) at a time), not a second time in the release tree; then the release tree's e2e suites
+# and the components tests (e2e). Together they are every test ctest lists (`ctest -N`).
+test: sanitize e2e
 
 # Only the chaos suite: the YUNIKORN-3355 reproduction and its controls through scripts/chaos.
 test-chaos: build components

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <map>
 #include <set>
 
 #include "scenario_parse.hpp"
@@ -67,26 +66,8 @@ std::optional<ComponentFault> parse_fault(const YAML::Node& node, const std::str
 }  // namespace
 
 std::vector<ComponentFault> parse_component_faults(const YAML::Node& node, const std::string& path, Errors& errors) {
-  if (!node.IsDefined() || node.IsNull()) return {};
-  if (!node.IsSequence()) {
-    errors.add(node.Mark(), path, "expected a list, got " + describe(node));
-    return {};
-  }
-  std::vector<ComponentFault> faults;
   std::vector<std::size_t> item;  // the list index of each fault kept
-  std::map<std::string, int> first_line;
-  for (std::size_t i = 0; i < node.size(); ++i) {
-    std::string item_path = path + "[" + std::to_string(i) + "]";
-    auto fault = parse_fault(node[i], item_path, errors);
-    if (!fault) continue;
-    int line = node[i].Mark().line + 1;
-    if (!fault->name.empty() && !first_line.emplace(fault->name, line).second)
-      errors.add(node[i]["name"].Mark(), item_path + ".name",
-                 "duplicate name \"" + fault->name + "\" (first used on line " +
-                     std::to_string(first_line[fault->name]) + ")");
-    faults.push_back(std::move(*fault));
-    item.push_back(i);
-  }
+  std::vector<ComponentFault> faults = parse_named_list<ComponentFault>(node, path, errors, "name", parse_fault, &item);
   // A pause without downFor lasts until a resume: without one the component would stay stopped.
   for (std::size_t i = 0; i < faults.size(); ++i) {
     const ComponentFault& f = faults[i];

@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <map>
 
 #include "actions/parse.hpp"
 #include "scenario_parse.hpp"
@@ -81,25 +80,7 @@ std::optional<Rule> parse_rule(const YAML::Node& node, const std::string& path, 
 }  // namespace
 
 std::vector<Rule> parse_faults(const YAML::Node& node, const std::string& path, Errors& errors) {
-  if (!node.IsDefined() || node.IsNull()) return {};
-  if (!node.IsSequence()) {
-    errors.add(node.Mark(), path, "expected a list, got " + describe(node));
-    return {};
-  }
-  std::vector<Rule> rules;
-  std::map<std::string, int> first_line;
-  for (std::size_t i = 0; i < node.size(); ++i) {
-    std::string item_path = path + "[" + std::to_string(i) + "]";
-    auto rule = parse_rule(node[i], item_path, errors);
-    if (!rule) continue;
-    int line = node[i].Mark().line + 1;
-    if (!rule->name.empty() && !first_line.emplace(rule->name, line).second)
-      errors.add(node[i]["name"].Mark(), item_path + ".name",
-                 "duplicate rule name \"" + rule->name + "\" (first used on line " +
-                     std::to_string(first_line[rule->name]) + ")");
-    rules.push_back(std::move(*rule));
-  }
-  return rules;
+  return parse_named_list<Rule>(node, path, errors, "rule name", parse_rule);
 }
 
 }  // namespace faultline::faults::detail

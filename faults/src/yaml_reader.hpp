@@ -82,4 +82,38 @@ class MapReader {
 // Scalar helpers shared by readers of list items.
 std::optional<std::string> scalar_string(const YAML::Node& node, std::string_view path, Errors& errors);
 
+// Reads a list of named items (faults, componentFaults): absent or null is an empty list, anything
+// but a list is an error; each item goes through parse_item(item_node, "path[i]", errors), which
+// returns nullopt when the item is unusable (its errors already reported). A name used twice is
+// reported at the second item with the line of the first ("duplicate <name_kind> ..."). When
+// item_index is given it receives the list index of each item kept, for later errors about an item.
+template <typename T, typename ParseItem>
+std::vector<T> parse_named_list(const YAML::Node& node, const std::string& path, Errors& errors,
+                                std::string_view name_kind, ParseItem parse_item,
+                                std::vector<std::size_t>* item_index = nullptr) {
+  if (!node.IsDefined() || node.IsNull()) return {};
+  if (!node.IsSequence()) {
+    errors.add(node.Mark(), path, "expected a list, got " + describe(node));
+    return {};
+  }
+  std::vector<T> items;
+  std::map<std::string, int, std::less<>> first_line;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    std::string item_path = path + "[" + std::to_string(i) + "]";
+    std::optional<T> item = parse_item(node[i], item_path, errors);
+    if (!item) continue;
+    const std::string& name = item->name;
+    if (!name.empty()) {
+      auto [first, inserted] = first_line.emplace(name, node[i].Mark().line + 1);
+      if (!inserted)
+        errors.add(node[i]["name"].Mark(), item_path + ".name",
+                   "duplicate " + std::string(name_kind) + " \"" + name + "\" (first used on line " +
+                       std::to_string(first->second) + ")");
+    }
+    items.push_back(std::move(*item));
+    if (item_index) item_index->push_back(i);
+  }
+  return items;
+}
+
 }  // namespace faultline::faults::detail
