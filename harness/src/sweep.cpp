@@ -196,7 +196,9 @@ std::vector<std::string> cluster_stack_args(const faults::ClusterSettings& c) {
 SweepPlan plan_of(const faults::Matrix& m) {
   SweepPlan plan;
   plan.name = m.name;
-  plan.scenario = m.scenario_file.string();
+  std::error_code ec;  // the same plan whichever directory the matrix was named from (resuming compares plans)
+  const fs::path scenario = fs::weakly_canonical(m.scenario_file, ec);
+  plan.scenario = (ec ? m.scenario_file : scenario).string();
   plan.scheduler = m.scheduler;
   plan.yunikorn = m.yunikorn;
   plan.runs = m.runs;
