@@ -213,10 +213,15 @@ chaos: $(CHAOS_NEEDS)
 	  $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 
 RUNS ?= 10
+# make soak MATRIX=file.yaml: a matrix sweep on reused stacks (README "Sweeps"); OUT=DIR resumes one.
 soak: build components
+ifneq ($(MATRIX),)
+	scripts/soak --matrix $(MATRIX) $(if $(OUT),--out $(OUT))
+else
 	scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
+endif
 
 # faultline-proxy side by side with HAProxy, nginx and no proxy, HTTP/1.1 (wrk) and HTTP/2
 # (h2load), a pod GET and a pod list: rps, p99 and ratios to HAProxy (tests/bench/proxy/bench-peers).

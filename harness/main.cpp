@@ -13,10 +13,13 @@
 
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/file.hpp"
+#include "faultline/faults/matrix.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/run.hpp"
 #include "faultline/harness/scenario_seed.hpp"
+#include "faultline/harness/sweep.hpp"
+#include "faultline/net/certs.hpp"
 #include "faultline/net/rfc3339.hpp"
 
 namespace fh = faultline::harness;
@@ -168,6 +171,59 @@ int run_bench(const std::string& env_file, std::string kubeconfig, const std::st
   }
 }
 
+// `matrix expand`: the matrix's cells into DIR (plan.json, cells/<id>/scenario.yaml). A DIR that
+// holds another matrix's plan is refused, so resuming never mixes two sweeps.
+int matrix_expand(const std::string& file, const std::string& out, const std::string& shipped) {
+  std::optional<ff::Matrix> m;
+  try {
+    m = ff::load_matrix_file(file, shipped);
+  } catch (const ff::ScenarioError& e) {
+    for (const auto& err : e.errors()) std::cerr << err << "\n";
+    return 2;
+  }
+  try {
+    namespace fs = std::filesystem;
+    const std::string plan = fh::plan_json(fh::plan_of(*m));
+    const fs::path dir(out);
+    std::error_code ec;
+    if (fs::exists(dir / "plan.json", ec)) {
+      if (ff::read_regular_file(dir / "plan.json", 16 * 1024 * 1024, "a sweep plan") != plan) {
+        std::cerr << "faultline-harness matrix expand: " << (dir / "plan.json").string()
+                  << " is the plan of another matrix (or of this one before it changed); use another --out\n";
+        return 2;
+      }
+    }
+    for (const auto& cell : m->cells) {
+      fs::create_directories(dir / "cells" / cell.id);
+      faultline::net::write_file(dir / "cells" / cell.id / "scenario.yaml", cell.scenario_text);
+    }
+    faultline::net::write_file(dir / "plan.json", plan);
+    std::cout << file << ": " << m->cells.size() << " cells x " << m->runs << " runs -> "
+              << (dir / "plan.json").string() << "\n";
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "faultline-harness matrix expand: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+// `matrix report`: soak.json, soak.tsv, junit.xml and soak.html from what DIR holds so far. Exit 0
+// when every cell ran every run with the expected verdict, 1 otherwise.
+int matrix_report(const std::string& dir) {
+  try {
+    const fh::SweepPlan plan = fh::read_sweep(dir);
+    const fh::SweepSummary summary = fh::summarize(plan);
+    fh::write_sweep_reports(summary, dir);
+    std::cout << fh::render_sweep_tsv(summary);
+    bool ok = true;
+    for (const auto& c : summary.cells) ok = ok && c.as_expected;
+    return ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "faultline-harness matrix report: " << e.what() << "\n";
+    return 2;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -242,7 +298,25 @@ int main(int argc, char** argv) {
   std::string validate_file;
   validate->add_option("scenario", validate_file, "scenario YAML file")->required();
 
+  auto* matrix =
+      app.add_subcommand("matrix", "matrix sweeps (scripts/soak --matrix): expand a matrix, report on a sweep");
+  matrix->require_subcommand(1);
+  auto* matrix_expand_cmd =
+      matrix->add_subcommand("expand", "check a matrix file and write its plan and one scenario per cell");
+  std::string matrix_file, matrix_out, matrix_scenarios;
+  matrix_expand_cmd->add_option("matrix", matrix_file, "matrix YAML file")->required();
+  matrix_expand_cmd->add_option("--out", matrix_out, "the sweep directory (plan.json, cells/<id>/scenario.yaml)")
+      ->required();
+  matrix_expand_cmd->add_option("--scenarios", matrix_scenarios,
+                                "the shipped scenarios (harness/scenarios), for `scenario: NAME`");
+  auto* matrix_report_cmd =
+      matrix->add_subcommand("report", "write soak.json, soak.tsv, junit.xml and soak.html of a sweep directory");
+  std::string matrix_dir;
+  matrix_report_cmd->add_option("dir", matrix_dir, "the sweep directory")->required();
+
   CLI11_PARSE(app, argc, argv);
+  if (*matrix_expand_cmd) return matrix_expand(matrix_file, matrix_out, matrix_scenarios);
+  if (*matrix_report_cmd) return matrix_report(matrix_dir);
   limits.max_body_bytes = max_response_mib << 20;
 
   if (*validate) {

@@ -1,5 +1,9 @@
 #pragma once
-// Escaping for XML and HTML text and attributes (the same five characters for both).
+// Escaping for XML and HTML text and attributes (the same five characters for both), and the
+// small pieces of markup the HTML reports (report.html, soak.html) share.
+#include <fmt/format.h>
+
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -32,6 +36,16 @@ inline std::string escape_markup(std::string_view in) {
     }
   }
   return out;
+}
+
+// A coordinate or value in SVG, one decimal.
+inline std::string num(double v) { return fmt::format("{:.1f}", v); }
+
+// <tr> of escaped <td> cells.
+inline std::string row(std::initializer_list<std::string> cells) {
+  std::string out = "<tr>";
+  for (const auto& c : cells) out += "<td>" + escape_markup(c) + "</td>";
+  return out + "</tr>\n";
 }
 
 }  // namespace faultline::harness::detail

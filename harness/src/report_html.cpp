@@ -11,10 +11,10 @@ namespace faultline::harness {
 namespace {
 
 using detail::escape_markup;
+using detail::num;
+using detail::row;
 
 constexpr double kWidth = 900, kHeight = 320, kLeft = 60, kRight = 20, kTop = 20, kBottom = 40;
-
-std::string num(double v) { return fmt::format("{:.1f}", v); }
 
 struct Scale {
   double t0, t1, ymax;
@@ -81,12 +81,6 @@ std::string timeline_svg(const Report& r) {
        "<span class=\"faultkey\">&#9632; fault fired</span> <span class=\"stepkey\">&#9632; node flap or "
        "component fault</span> (seconds since the run started)</p>\n";
   return s.str();
-}
-
-std::string row(std::initializer_list<std::string> cells) {
-  std::string out = "<tr>";
-  for (const auto& c : cells) out += "<td>" + escape_markup(c) + "</td>";
-  return out + "</tr>\n";
 }
 
 std::string opt(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "n/a"; }

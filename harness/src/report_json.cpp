@@ -71,6 +71,7 @@ std::string render_json(const Report& r) {
       {"error", r.error.empty() ? json::value(nullptr) : json::value(r.error)},
       {"started", net::format_rfc3339(r.started, 3)},
       {"finished", net::format_rfc3339(r.finished, 3)},
+      {"armed", r.armed ? json::value(net::format_rfc3339(*r.armed, 3)) : json::value(nullptr)},
       {"durationSeconds", duration},
       {"cluster", std::move(cluster)},
       {"workload",

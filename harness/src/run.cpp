@@ -263,7 +263,8 @@ class Runner {
     armed_ = true;
     if (proxy_) {
       co_await proxy_->arm();
-      r_.notes.push_back("proxy armed at " + net::format_rfc3339(WallClock::now(), 3));
+      r_.armed = WallClock::now();
+      r_.notes.push_back("proxy armed at " + net::format_rfc3339(*r_.armed, 3));
     }
     if (components_) co_await components_->start();
   }

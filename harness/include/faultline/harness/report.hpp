@@ -62,6 +62,7 @@ struct Report {
   std::string yunikorn_build;  // scripts/components' yunikorn-build.json (a JSON object); empty: not known
   WallTime started{};
   WallTime finished{};
+  std::optional<WallTime> armed;  // when the proxy was armed (time zero of its faults); none: never
   std::int64_t nodes = 0;
   std::int64_t pods_created = 0;
   double create_rate_achieved = 0;                     // pods/s over the creation window, measured

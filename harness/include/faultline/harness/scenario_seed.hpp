@@ -7,11 +7,10 @@
 
 namespace faultline::harness {
 
-// The scenario YAML with its top-level `seed` set to `seed` (added when absent). yaml-cpp finds the
-// seed (or the first key) in the parsed document; only that place of the text changes, so quoting,
-// comments and every other value stay as written (writing the parsed document out again would
-// drop the quotes of strings such as "32"). The text must be a loadable scenario
-// (faults::load_scenario_text accepted it); throws std::runtime_error otherwise.
+// The scenario YAML with its top-level `seed` set to `seed` (added when absent), written in place
+// by faults::with_value_at so that quoting, comments and every other value stay as written. The
+// text must be a loadable scenario (faults::load_scenario_text accepted it); throws
+// std::runtime_error otherwise.
 std::string scenario_with_seed(std::string_view yaml, std::uint64_t seed);
 
 }  // namespace faultline::harness
