@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstring>
 #include <vector>
 
@@ -60,6 +61,19 @@ bool collect_output(nghttp2_session* session, std::vector<uint8_t>& out, std::ui
 }
 
 }  // namespace
+
+bool ResetBudget::take(std::chrono::steady_clock::time_point now) {
+  if (last != std::chrono::steady_clock::time_point{} && now > last) {
+    tokens = std::min(kBurst, tokens + std::chrono::duration<double>(now - last).count() * kPerSecond);
+  }
+  last = now;
+  if (tokens < 1) {
+    ++refused;
+    return false;
+  }
+  tokens -= 1;
+  return true;
+}
 
 struct H2Connection::Upstream {
   Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls) : stream(executor, tls), wake(executor) {}
@@ -404,6 +418,16 @@ int H2Connection::on_header(nghttp2_session*, const nghttp2_frame* frame, const 
 
 int H2Connection::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
   auto* self = static_cast<H2Connection*>(user);
+  if (frame->hd.type == NGHTTP2_RST_STREAM && !self->resets_.take(self->server_.clock.now())) {
+    if (self->resets_.refused > 1) return 0;  // said and done
+    spdlog::warn(
+        "conn {}: h2: the client reset more than {:.0f} streams at once ({:.0f} a second after that): "
+        "GOAWAY ENHANCE_YOUR_CALM (rapid reset)",
+        self->session_->id_, ResetBudget::kBurst, ResetBudget::kPerSecond);
+    nghttp2_session_terminate_session(self->client_, NGHTTP2_ENHANCE_YOUR_CALM);
+    self->kick_client();
+    return 0;
+  }
   if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
   Stream* s = self->find(frame->hd.stream_id);
   if (!s) return 0;
@@ -843,7 +867,7 @@ int H2Connection::up_on_header(nghttp2_session*, const nghttp2_frame* frame, con
   }
   auto n = view(name, namelen);
   auto v = view(value, valuelen);
-  if (n == ":status") s->resp_status = std::atoi(std::string(v).c_str());
+  if (n == ":status") std::from_chars(v.data(), v.data() + v.size(), s->resp_status);
   else if (!n.empty() && n[0] != ':') s->resp_headers.emplace_back(n, v);
   H2_GUARD_END
   return 0;
@@ -890,20 +914,19 @@ void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
     answer(s, bad_gateway_response(options_, why));
     return;
   }
-  std::vector<std::string> storage;
-  storage.reserve(2 + 2 * s.resp_headers.size());
-  storage.push_back(":status");
-  storage.push_back(std::to_string(s.resp_status));
-  std::string content_type;
-  for (auto& [name, value] : s.resp_headers) {
+  // nghttp2_submit_response copies the fields: they point into the stream's own strings.
+  const std::string status_name = ":status";
+  const std::string status = std::to_string(s.resp_status);
+  std::vector<nghttp2_nv> nva;
+  nva.reserve(1 + s.resp_headers.size());
+  nva.push_back(make_nv(status_name, status));
+  std::string_view content_type;
+  for (const auto& [name, value] : s.resp_headers) {
     if (name == "content-type") content_type = value;
     // A watch filter may change the body: its length is no longer the upstream's.
     if (name == "content-length" && d.watch_filter) continue;
-    storage.push_back(name);
-    storage.push_back(value);
+    nva.push_back(make_nv(name, value));
   }
-  std::vector<nghttp2_nv> nva;
-  for (std::size_t i = 0; i + 1 < storage.size(); i += 2) nva.push_back(make_nv(storage[i], storage[i + 1]));
   s.down_eof = end_stream;
   s.responded = true;
   s.ex.record.status = s.resp_status;
