@@ -33,21 +33,6 @@ namespace faultline::proxy {
 
 class Session;
 
-// Rapid reset (CVE-2023-44487): a client that opens streams and resets them at once makes the
-// proxy start (and the apiserver begin) a request per stream while it never has more than one
-// stream open. RST_STREAM frames from a client are limited per connection by a token bucket, the
-// defaults of nghttp2 1.57's own mitigation (1.52 has none): a burst of 1000, then 33 a second.
-// Past it the connection ends with GOAWAY ENHANCE_YOUR_CALM. Time comes from the server's clock.
-struct ResetBudget {
-  static constexpr double kBurst = 1000;
-  static constexpr double kPerSecond = 33;
-  double tokens = kBurst;
-  std::chrono::steady_clock::time_point last{};
-  std::uint64_t refused = 0;  // resets past the budget
-  // Spends one reset; false when the budget is exhausted.
-  bool take(std::chrono::steady_clock::time_point now);
-};
-
 class H2Connection : public std::enable_shared_from_this<H2Connection> {
  public:
   explicit H2Connection(std::shared_ptr<Session> session);
@@ -132,7 +117,6 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   std::chrono::steady_clock::time_point write_started_;
   std::chrono::steady_clock::time_point last_activity_;
   std::chrono::steady_clock::time_point stalled_until_;
-  ResetBudget resets_;
 };
 
 }  // namespace faultline::proxy
