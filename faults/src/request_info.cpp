@@ -24,6 +24,12 @@ struct Target {
 // Percent-decoded path and query parameters, as Go's url.URL.Path and URL.Query() give them.
 Target parse_target(std::string_view target) {
   Target out;
+  // Most requests (a GET of one object, a list without options) have neither a query nor an
+  // escape: the path is the target as it is, whether Boost.URL accepts it or not (see below).
+  if (target.starts_with('/') && target.find_first_of("?%") == std::string_view::npos) {
+    out.path = std::string(target);
+    return out;
+  }
   // Origin form ("/api/v1/pods?watch=1") is what clients send; like Go's ParseRequestURI, a
   // leading "//" is part of the path, not an authority. Absolute form only from proxy clients.
   auto parsed = target.starts_with('/') ? boost::urls::parse_origin_form(target) : boost::urls::parse_uri(target);

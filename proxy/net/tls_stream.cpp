@@ -90,6 +90,30 @@ error_code ssl_failure(int ssl_error) {
   return {static_cast<int>(code), asio::error::get_ssl_category()};
 }
 
+// Repeats a successful SSL_read_ex / SSL_write_ex on the rest of the buffer while it makes
+// progress without blocking. A read goes on only while OpenSSL holds bytes already received (no
+// system call for nothing). A failure here is not reported: the bytes so far complete the
+// operation, and the next call meets the same condition again (OpenSSL keeps a fatal state, the
+// socket its end-of-file) and reports it.
+void go_on(SSL* ssl, bool reading, void* data, std::size_t size, std::size_t& n) {
+  auto* bytes = static_cast<char*>(data);
+  while (n < size) {
+    std::size_t m = 0;
+    int r = 0;
+    if (reading) {
+      if (!SSL_has_pending(ssl)) break;
+      r = SSL_read_ex(ssl, bytes + n, size - n, &m);
+    } else {
+      r = SSL_write_ex(ssl, bytes + n, size - n, &m);
+    }
+    if (r != 1) {
+      if (ERR_peek_error() != 0) ERR_clear_error();
+      break;
+    }
+    n += m;
+  }
+}
+
 }  // namespace
 
 // Shared with the timer's handler, which may run after the stream is gone.
@@ -179,15 +203,24 @@ TlsStream::Want TlsStream::perform(Kind kind, void* data, std::size_t size, std:
     ec = deadline_->timed_out ? error_code(boost::beast::error::timeout) : error_code(asio::error::bad_descriptor);
     return Want::nothing;
   }
-  ERR_clear_error();
+  // ssl_failure() empties the error queue after every failure, so it is empty here unless some
+  // other OpenSSL caller left an entry; ERR_clear_error walks all its slots on every call.
+  if (ERR_peek_error() != 0) ERR_clear_error();
   errno = 0;
   int r = 0;
   switch (kind) {
     case Kind::read:
       r = SSL_read_ex(ssl_, data, size, &n);
+      // SSL_read_ex returns one record at most: take the records already read ahead too, so
+      // that a reader gets what is there in one operation (one completion, one pass of its
+      // parser) instead of one per 16 KiB record.
+      if (r == 1) go_on(ssl_, true, data, size, n);
       break;
     case Kind::write:
       r = SSL_write_ex(ssl_, data, size, &n);
+      // With partial writes enabled SSL_write_ex may stop after one record: write on while the
+      // socket takes it, rather than completing (and being called again) once per record.
+      if (r == 1) go_on(ssl_, false, data, size, n);
       break;
     case Kind::handshake:
       r = SSL_do_handshake(ssl_);

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstring>
 #include <vector>
 
@@ -134,6 +135,12 @@ H2Connection::H2Connection(std::shared_ptr<Session> session)
   nghttp2_option* option = nullptr;
   nghttp2_option_new(&option);
   nghttp2_option_set_no_auto_window_update(option, 1);
+  // Rapid reset (CVE-2023-44487: HEADERS then RST_STREAM in a loop, each stream started and
+  // opened upstream, never more than one open): RST_STREAM frames from a client are bounded by a
+  // token bucket, a burst of 1000 and 33 a second; past it nghttp2 ends the connection with GOAWAY
+  // (INTERNAL_ERROR). Debian's nghttp2 1.52.0-1+deb12u1 and later carry this (upstream 1.57) with
+  // these defaults; set here so the bound is the proxy's, stated and tested.
+  nghttp2_option_set_stream_reset_rate_limit(option, 1000, 33);
   // Streams whose request the proxy refused still count; the default (100) is far above the
   // few a client can have closing at once.
   nghttp2_option_set_max_send_header_block_length(option, kResponseHeaderLimit * 4);
@@ -843,7 +850,7 @@ int H2Connection::up_on_header(nghttp2_session*, const nghttp2_frame* frame, con
   }
   auto n = view(name, namelen);
   auto v = view(value, valuelen);
-  if (n == ":status") s->resp_status = std::atoi(std::string(v).c_str());
+  if (n == ":status") std::from_chars(v.data(), v.data() + v.size(), s->resp_status);
   else if (!n.empty() && n[0] != ':') s->resp_headers.emplace_back(n, v);
   H2_GUARD_END
   return 0;
@@ -890,20 +897,19 @@ void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
     answer(s, bad_gateway_response(options_, why));
     return;
   }
-  std::vector<std::string> storage;
-  storage.reserve(2 + 2 * s.resp_headers.size());
-  storage.push_back(":status");
-  storage.push_back(std::to_string(s.resp_status));
-  std::string content_type;
-  for (auto& [name, value] : s.resp_headers) {
+  // nghttp2_submit_response copies the fields: they point into the stream's own strings.
+  const std::string status_name = ":status";
+  const std::string status = std::to_string(s.resp_status);
+  std::vector<nghttp2_nv> nva;
+  nva.reserve(1 + s.resp_headers.size());
+  nva.push_back(make_nv(status_name, status));
+  std::string_view content_type;
+  for (const auto& [name, value] : s.resp_headers) {
     if (name == "content-type") content_type = value;
     // A watch filter may change the body: its length is no longer the upstream's.
     if (name == "content-length" && d.watch_filter) continue;
-    storage.push_back(name);
-    storage.push_back(value);
+    nva.push_back(make_nv(name, value));
   }
-  std::vector<nghttp2_nv> nva;
-  for (std::size_t i = 0; i + 1 < storage.size(); i += 2) nva.push_back(make_nv(storage[i], storage[i + 1]));
   s.down_eof = end_stream;
   s.responded = true;
   s.ex.record.status = s.resp_status;
