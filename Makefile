@@ -20,7 +20,10 @@ export CCACHE_MAXSIZE ?= 5G
 
 # make chaos overrides (empty means: what the scenario says)
 SCENARIO  ?= yunikorn-3355-outage
-SCHEDULER ?= yunikorn
+# An airflow-* scenario runs on kube-scheduler (scripts/airflow); the others default to YuniKorn.
+SCHEDULER ?= $(if $(filter airflow-%,$(SCENARIO)),kube-scheduler,yunikorn)
+# The Airflow of an airflow-* scenario: affected (2.6.1, default) or fixed (2.6.2)
+AIRFLOW   ?=
 NODES     ?=
 PODS      ?=
 RATE      ?=
@@ -210,7 +213,7 @@ stack-status:
 chaos: $(CHAOS_NEEDS)
 	scripts/chaos --cluster $(CLUSTER) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
-	  $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
+	  $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect) $(if $(AIRFLOW),--airflow $(AIRFLOW))
 
 RUNS ?= 10
 # make soak MATRIX=file.yaml: a matrix sweep on reused stacks (README "Sweeps"); OUT=DIR resumes one.

@@ -300,8 +300,13 @@ CheckResult check_no_unexpected_deletes(const Observations& obs) {
       std::string ref = rec.namespace_ + "/" + (rec.name.empty() ? "*" : rec.name);
       audit_agent[ref] = rec.user_agent;
       offending.insert(ref);
+      // Whether the pod still existed: 200, the apiserver deleted it; 404, it was already gone.
+      const std::string outcome = rec.status >= 200 && rec.status < 300 ? ", the pod existed"
+                                  : rec.status == 404                   ? ", already gone"
+                                                                        : "";
       add_evidence(r, "audit #" + std::to_string(rec.seq) + " " + net::format_rfc3339(rec.ts, 6) + ": " + rec.method +
-                          " " + rec.path + " by '" + rec.user_agent + "' -> " + std::to_string(rec.status));
+                          " of pod " + ref + " by '" + rec.user_agent + "' -> " + std::to_string(rec.status) + outcome +
+                          " (" + rec.path + ")");
     }
   }
   for (const auto& [uid, pod] : obs.pods.pods) {

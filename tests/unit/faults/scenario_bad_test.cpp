@@ -69,7 +69,7 @@ const BadFile bad_files[] = {
       "10:42: workload.phases[3].nodeFlap.nodes: more than the workload's 10 nodes"}},
     {"node-flap-only.yaml", {"7:5: workload.phases: needs at least one phase of pods"}},
     {"component-faults.yaml",
-     {R"(5:23: componentFaults[0].target: must be one of kube-apiserver, scheduler, kwok, etcd, got "kube-scheduler")",
+     {R"(5:23: componentFaults[0].target: must be one of kube-apiserver, scheduler, kwok, etcd, airflow-scheduler, got "kube-scheduler")",
       "6:5: componentFaults[1].downFor: kill needs downFor: how long the component stays down before it is started "
       "again",
       "7:55: componentFaults[2].downFor: only kill and pause take downFor, not restart",

@@ -148,28 +148,50 @@ TEST(NoUnexpectedDeletes, HarnessOwnDeletesAreExpected) {
   EXPECT_EQ(check_no_unexpected_deletes(obs).status, CheckStatus::passed);
 }
 
-TEST(NoUnexpectedDeletes, AuditDeleteFromAnotherAgentIsAViolation) {
-  auto obs = observations_healthy();
+// A pod DELETE as the proxy's audit log records it.
+AuditRecord pod_delete(std::uint64_t seq, const std::string& ns, const std::string& name, const std::string& agent,
+                       int status) {
   AuditRecord rec;
-  rec.seq = 77;
+  rec.seq = seq;
   rec.method = "DELETE";
   rec.verb = "delete";
   rec.resource = "pods";
-  rec.namespace_ = "faultline";
-  rec.name = "burst-00004";
-  rec.path = "/api/v1/namespaces/faultline/pods/burst-00004";
-  rec.user_agent = "yunikorn-scheduler/v1.9.0";
-  rec.status = 200;
-  obs.audit->push_back(rec);
-  rec.seq = 78;
-  rec.name = "burst-00003";
-  rec.user_agent = "faultline-harness/0.1";  // the harness's own: fine
-  obs.audit->push_back(rec);
+  rec.namespace_ = ns;
+  rec.name = name;
+  rec.path = "/api/v1/namespaces/" + ns + "/pods/" + name;
+  rec.user_agent = agent;
+  rec.status = status;
+  return rec;
+}
+
+TEST(NoUnexpectedDeletes, AuditDeleteFromAnotherAgentIsAViolation) {
+  auto obs = observations_healthy();
+  obs.audit->push_back(pod_delete(77, "faultline", "burst-00004", "yunikorn-scheduler/v1.9.0", 200));
+  // The harness's own: fine.
+  obs.audit->push_back(pod_delete(78, "faultline", "burst-00003", "faultline-harness/0.1", 200));
   auto r = check_no_unexpected_deletes(obs);
   EXPECT_EQ(r.status, CheckStatus::violated);
   EXPECT_EQ(r.count, 1);
   EXPECT_TRUE(mentions(r, "audit #77"));
   EXPECT_FALSE(mentions(r, "audit #78"));
+}
+
+// An Airflow scheduler's DELETE of its worker pod (outside the workload's namespace): the evidence
+// names the deleter by its User-Agent, the pod, and whether the pod still existed.
+TEST(NoUnexpectedDeletes, AuditEvidenceNamesTheDeleterAndThePod) {
+  auto obs = observations_healthy();
+  const std::string airflow = "airflow-scheduler-1 OpenAPI-Generator/23.6.0/python";
+  obs.audit->push_back(pod_delete(12, "airflow", "faultline-long-tasks-long-0-abc", airflow, 200));
+  obs.audit->push_back(pod_delete(13, "airflow", "faultline-long-tasks-long-1-def", airflow, 404));
+  auto r = check_no_unexpected_deletes(obs);
+  EXPECT_EQ(r.status, CheckStatus::violated);
+  EXPECT_EQ(r.count, 2);
+  EXPECT_TRUE(
+      mentions(r, "DELETE of pod airflow/faultline-long-tasks-long-0-abc by '" + airflow + "' -> 200, the pod existed"))
+      << evidence_text(r);
+  EXPECT_TRUE(
+      mentions(r, "DELETE of pod airflow/faultline-long-tasks-long-1-def by '" + airflow + "' -> 404, already gone"))
+      << evidence_text(r);
 }
 
 TEST(NoUnexpectedDeletes, HealthyRunPasses) {

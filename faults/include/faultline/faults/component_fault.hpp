@@ -14,9 +14,12 @@
 
 namespace faultline::faults {
 
-// The processes a component fault may act on, by the names scripts/stack gives them.
-enum class Component { kube_apiserver, scheduler, kwok, etcd };
-inline constexpr std::array<std::string_view, 4> component_names{"kube-apiserver", "scheduler", "kwok", "etcd"};
+// The processes a component fault may act on, by the names of their pid files in the stack's run
+// dir (DIR/pids/NAME): scripts/stack's, and `airflow-scheduler`, the first Airflow scheduler that
+// scripts/airflow starts (pause and resume only: the stack cannot start it again).
+enum class Component { kube_apiserver, scheduler, kwok, etcd, airflow_scheduler };
+inline constexpr std::array<std::string_view, 5> component_names{"kube-apiserver", "scheduler", "kwok", "etcd",
+                                                                 "airflow-scheduler"};
 
 enum class ComponentAction {
   kill,     // SIGKILL; started again (same command line) after downFor
