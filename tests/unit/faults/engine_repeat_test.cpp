@@ -90,6 +90,17 @@ TEST(Repeat, OutageWithoutDurationLastsTheWindowEachTime) {
   EXPECT_EQ(down_ms[59], 21900);
 }
 
+TEST(Repeat, ATriggeredOutageEndsWithItsPeriod) {
+  Engine engine(scenario_with_faults(
+      "- {name: r, when: {afterMatches: 8, of: {resources: [pods/binding]}, for: 5s, repeat: 10s, limit: 1}, "
+      "action: {type: outage, mode: reset}}"));
+  engine.arm(t0());
+  for (int i = 0; i < 8; ++i) engine.decide(bind_request(), t0() + std::chrono::seconds(i));  // the 8th (7 s) opens it
+  EXPECT_TRUE(engine.decide(bind_request(), t0() + 8s).fires());
+  EXPECT_TRUE(engine.outage(t0() + 9900ms).has_value());
+  EXPECT_FALSE(engine.outage(t0() + 10s).has_value());  // `for` would last to 12 s; the period ends at 10 s
+}
+
 TEST(Repeat, PeriodsWithoutRequestsAreSkipped) {
   Engine engine(scenario_with_faults("- {name: r, when: {for: 1s, repeat: 5s, limit: 1}, action: {type: reset}}"));
   engine.arm(t0());
