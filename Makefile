@@ -195,13 +195,13 @@ stack-status:
 chaos: $(CHAOS_NEEDS)
 	scripts/chaos --cluster $(CLUSTER) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
-	  $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
+	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 
 RUNS ?= 10
 soak: build components
 	scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
-	  $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
+	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 
 # faultline-proxy side by side with HAProxy, nginx and no proxy, HTTP/1.1 (wrk) and HTTP/2
 # (h2load), a pod GET and a pod list: rps, p99 and ratios to HAProxy (tests/bench/proxy/bench-peers).
