@@ -309,8 +309,8 @@ int main(int argc, char** argv) {
   if (!churn_for.empty()) {
     auto d = ff::parse_duration(churn_for);
     if (!d || d->count() <= 0) {
-      std::cerr << "faultline-harness: --churn-for: " << (d ? "must be greater than 0" : ff::duration_problem(churn_for))
-                << "\n";
+      std::cerr << "faultline-harness: --churn-for: "
+                << (d ? "must be greater than 0" : ff::duration_problem(churn_for)) << "\n";
       return 2;
     }
     o.churn_for = *d;

@@ -130,10 +130,10 @@ faults::Workload effective_workload(const RunOptions& o, const faults::Scenario&
     if (!phase.churn || !o.churn_for) continue;
     const double pods = std::ceil(phase.churn->rate * std::chrono::duration<double>(*o.churn_for).count());
     if (*o.churn_for > faults::max_churn_for || pods > static_cast<double>(faults::max_churn_pods))
-      throw std::runtime_error(fmt::format("--churn-for {}: churn {} would create {:.0f} pods over {} (at most {} pods, {})",
-                                           faults::format_duration(*o.churn_for), phase.name, pods,
-                                           faults::format_duration(*o.churn_for), faults::max_churn_pods,
-                                           faults::format_duration(faults::max_churn_for)));
+      throw std::runtime_error(
+          fmt::format("--churn-for {}: churn {} would create {:.0f} pods over {} (at most {} pods, {})",
+                      faults::format_duration(*o.churn_for), phase.name, pods, faults::format_duration(*o.churn_for),
+                      faults::max_churn_pods, faults::format_duration(faults::max_churn_for)));
     phase.churn->for_ = *o.churn_for;
     phase.pods = static_cast<std::uint64_t>(pods);
   }
