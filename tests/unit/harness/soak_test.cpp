@@ -14,6 +14,8 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace json = boost::json;
+using testing::make_pod;
+using testing::put;
 
 // One proxy sample a minute for `minutes` minutes; rss(i) and fds(i) give the values.
 template <class Rss, class Fds>
