@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::string scenario_file, env_file, kubeconfig, context, scheduler, yunikorn_url, proxy_url, out_dir, expect;
-  std::string settle, yunikorn_build, stack_run_dir, stack_script;
+  std::string settle, churn_for, yunikorn_build, stack_run_dir, stack_script;
   std::uint64_t nodes = 0;
   std::uint64_t pods = 0;
   std::uint64_t seed = 0;
@@ -266,6 +266,7 @@ int main(int argc, char** argv) {
   run->add_option("--rate", rate, "override the first phase's creation rate (pods/s)");
   auto* seed_option = run->add_option("--seed", seed, "override the scenario's seed (the proxy's fault decisions)");
   run->add_option("--settle", settle, "override checks.settle (e.g. 30s)");
+  run->add_option("--churn-for", churn_for, "override the `for` of every churn step (e.g. 20m)");
   run->add_option("--expect", expect, "override checks.expect (comma-separated check names)");
   run->add_flag("--no-expect", no_expect, "expect no violation (a control run)");
   run->add_option("--node-concurrency", node_concurrency, "parallel node creations")->check(CLI::Range(1u, 256u));
@@ -378,6 +379,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     o.settle = *d;
+  }
+  if (!churn_for.empty()) {
+    auto d = ff::parse_duration(churn_for);
+    if (!d || d->count() <= 0) {
+      std::cerr << "faultline-harness: --churn-for: "
+                << (d ? "must be greater than 0" : ff::duration_problem(churn_for)) << "\n";
+      return 2;
+    }
+    o.churn_for = *d;
   }
   if (no_expect) o.expect = std::vector<std::string>{};
   else if (!expect.empty()) o.expect = split_list(expect);

@@ -1,5 +1,6 @@
 #include "faultline/faults/engine.hpp"
 
+#include <algorithm>
 #include <random>
 
 namespace faultline::faults {
@@ -25,8 +26,12 @@ double unit_interval(std::uint64_t random) { return static_cast<double>(random >
 struct RuleState {
   std::uint64_t matched = 0;
   std::uint64_t fired = 0;
-  std::uint64_t trigger_seen = 0;  // requests matching `of` so far
+  std::uint64_t window_matched = 0;  // matched / fired in the current window (when.every, when.limit)
+  std::uint64_t window_fired = 0;
+  std::uint64_t trigger_seen = 0;  // requests matching `of` so far in this period
   std::optional<Clock::time_point> window_start;
+  std::uint64_t period = 0;  // when.repeat: the current period, 0 from arm() on
+  Clock::time_point period_start;
   std::mt19937_64 rng;
 };
 
@@ -63,9 +68,29 @@ bool count_trigger(const Rule& rule, RuleState& state, const Request& request, C
   return true;
 }
 
+// when.repeat: moves the rule into the period `now` falls in, where its schedule starts over
+// (trigger count, window, per-window counters). Periods are computed from `now`, so a period in
+// which no request came by is simply skipped.
+void enter_period(const Rule& rule, RuleState& state, Clock::time_point now) {
+  if (!rule.when.repeat || now < state.period_start) return;
+  const Duration repeat = *rule.when.repeat;
+  const Clock::time_point first = state.period_start - static_cast<std::int64_t>(state.period) * repeat;
+  const auto period = static_cast<std::uint64_t>((now - first) / repeat);
+  if (period == state.period) return;
+  state.period = period;
+  state.period_start = first + static_cast<std::int64_t>(period) * repeat;
+  state.trigger_seen = 0;
+  state.window_matched = 0;
+  state.window_fired = 0;
+  state.window_start.reset();
+  if (!rule.when.trigger) state.window_start = state.period_start;
+}
+
 std::optional<Clock::time_point> window_end(const Rule& rule, const RuleState& state) {
   if (!rule.when.for_ || !state.window_start) return std::nullopt;
-  return *state.window_start + *rule.when.for_;
+  Clock::time_point end = *state.window_start + *rule.when.for_;
+  if (rule.when.repeat) end = std::min(end, state.period_start + *rule.when.repeat);
+  return end;
 }
 
 bool in_window(const Rule& rule, const RuleState& state, Clock::time_point now) {
@@ -77,8 +102,8 @@ bool in_window(const Rule& rule, const RuleState& state, Clock::time_point now) 
 // every / limit / probability, in that order; the RNG is drawn only when probability is set, so
 // a rule's random sequence depends only on its own matches.
 bool should_fire(const When& when, RuleState& state) {
-  if (when.every && state.matched % *when.every != 0) return false;
-  if (when.limit && state.fired >= *when.limit) return false;
+  if (when.every && state.window_matched % *when.every != 0) return false;
+  if (when.limit && state.window_fired >= *when.limit) return false;
   if (when.probability && unit_interval(state.rng()) >= *when.probability) return false;
   return true;
 }
@@ -110,8 +135,11 @@ void Engine::arm(Clock::time_point now) {
   state_->outage.reset();
   state_->reset_rules(scenario_.get());
   if (!scenario_) return;
-  for (std::size_t i = 0; i < scenario_->faults.size(); ++i)
-    if (!scenario_->faults[i].when.trigger) state_->rules[i].window_start = now + scenario_->faults[i].when.at;
+  for (std::size_t i = 0; i < scenario_->faults.size(); ++i) {
+    RuleState& rule = state_->rules[i];
+    rule.period_start = now + scenario_->faults[i].when.at;
+    if (!scenario_->faults[i].when.trigger) rule.window_start = rule.period_start;
+  }
 }
 
 void Engine::disarm() {
@@ -152,6 +180,7 @@ Plan Engine::decide(const Request& request, Clock::time_point now) {
   // completes a trigger is itself left alone by that rule.
   const auto& rules = scenario_->faults;
   std::vector<bool> just_triggered(rules.size());
+  for (std::size_t i = 0; i < rules.size(); ++i) enter_period(rules[i], state_->rules[i], now);
   for (std::size_t i = 0; i < rules.size(); ++i)
     just_triggered[i] = count_trigger(rules[i], state_->rules[i], request, now, state_->armed_at + rules[i].when.at);
   for (std::size_t i = 0; i < rules.size(); ++i) {
@@ -161,9 +190,11 @@ Plan Engine::decide(const Request& request, Clock::time_point now) {
     if (is_watch_action(rule.action) && !request.info.is_watch()) continue;
     if (!rule.match.matches(request)) continue;
     ++state.matched;
+    ++state.window_matched;
     if (match_listener_) match_listener_(rule.name);
     if (!should_fire(rule.when, state)) continue;
     ++state.fired;
+    ++state.window_fired;
     return make_plan(static_cast<int>(i), request, now);
   }
   return {};

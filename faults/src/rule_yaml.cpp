@@ -37,6 +37,12 @@ When parse_when(MapReader& parent, const Match& rule_match) {
   }
   when.limit = reader.count("limit", 1);
   when.every = reader.count("every", 1);
+  when.repeat = positive_duration(reader, "repeat");
+  if (when.repeat && !when.for_ && !reader.has("for"))
+    reader.error_at("repeat", "needs when.for, the length of each window (shorter than repeat)");
+  else if (when.repeat && when.for_ && *when.for_ >= *when.repeat)
+    reader.error_at("for", "must be shorter than when.repeat (" + format_duration(*when.repeat) +
+                               "): a window closes before the next one opens");
   reader.finish();
   return when;
 }
@@ -47,6 +53,10 @@ void check_action_fits_rule(MapReader& rule, const Rule& parsed, bool action_ok)
   std::string type(action_type(parsed.action));
   if (auto* outage = std::get_if<actions::Outage>(&parsed.action); outage && !outage->duration && !parsed.when.for_)
     rule.error_at("action", "outage needs a duration (action.duration or when.for)");
+  if (auto* outage = std::get_if<actions::Outage>(&parsed.action);
+      outage && outage->duration && parsed.when.repeat && *outage->duration >= *parsed.when.repeat)
+    rule.error_at("action", "outage duration must be shorter than when.repeat (" +
+                                format_duration(*parsed.when.repeat) + "): one outage ends before the next window");
   const auto& verbs = parsed.match.verbs;
   bool watch_allowed = verbs.empty() || std::find(verbs.begin(), verbs.end(), "watch") != verbs.end() ||
                        std::find(verbs.begin(), verbs.end(), "*") != verbs.end();

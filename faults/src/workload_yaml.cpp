@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <cmath>
 
+#include "actions/parse.hpp"
 #include "scenario_parse.hpp"
 
 namespace faultline::faults::detail {
@@ -70,9 +72,76 @@ Phase parse_flap_step(MapReader& reader, Phase phase) {
   return phase;
 }
 
+std::string whole(double v) { return std::to_string(static_cast<std::uint64_t>(std::ceil(v))); }
+
+// `rate: 5` or `rate: 5/s`, pods per second.
+std::optional<double> churn_rate(MapReader& reader) {
+  YAML::Node node = reader.take("rate");
+  if (!node.IsDefined()) {
+    reader.missing("rate");
+    return std::nullopt;
+  }
+  std::string text = node.IsScalar() ? node.Scalar() : std::string();
+  if (text.ends_with("/s")) text.resize(text.size() - 2);
+  double rate = 0;
+  try {
+    std::size_t used = 0;
+    rate = std::stod(text, &used);
+    if (used != text.size()) rate = -1;
+  } catch (const std::exception&) {
+    rate = -1;
+  }
+  if (!(rate > 0) || !std::isfinite(rate)) {
+    reader.error_at("rate", "expected pods per second greater than 0 (5 or 5/s), got " + describe(node));
+    return std::nullopt;
+  }
+  return rate;
+}
+
+Churn parse_churn(MapReader& reader) {
+  Churn churn;
+  auto rate = churn_rate(reader);
+  auto lifetime = positive_duration(reader, "lifetime", true);
+  auto length = positive_duration(reader, "for", true);
+  if (rate) churn.rate = *rate;
+  if (lifetime) churn.lifetime = *lifetime;
+  if (length) churn.for_ = *length;
+  if (length && *length > max_churn_for)
+    reader.error_at("for", "at most " + format_duration(max_churn_for) + " (a longer soak is several runs)");
+  if (!rate || !lifetime || !length) return churn;
+  const double seconds = std::chrono::duration<double>(*length).count();
+  const double alive = *rate * std::chrono::duration<double>(*lifetime).count();
+  if (*rate * seconds > static_cast<double>(max_churn_pods))
+    reader.error_at("rate", "rate * for is " + whole(*rate * seconds) + " pods, more than the limit of " +
+                                std::to_string(max_churn_pods));
+  if (alive > static_cast<double>(max_churn_alive))
+    reader.error_at("lifetime", "rate * lifetime is " + whole(alive) + " pods alive at once, more than the limit of " +
+                                    std::to_string(max_churn_alive));
+  return churn;
+}
+
+// A churn step has a name, a start, a concurrency, a template and its churn; pods and rate come
+// from the churn.
+Phase parse_churn_step(MapReader& reader, Phase phase) {
+  for (std::string_view key : {"pods", "rate", "nodeFlap"})
+    if (reader.has(key)) reader.error_at(key, "a churn step takes its pods and rate from churn: leave this key out");
+  phase.start = parse_start(reader);
+  if (auto concurrency = reader.count("concurrency", 1)) phase.concurrency = *concurrency;
+  if (auto t = parse_section<PodTemplate>(reader, "template", parse_template)) phase.pod_template = *t;
+  phase.churn = parse_section<Churn>(reader, "churn", parse_churn);
+  if (!phase.churn) phase.churn = Churn{};  // reported already; keeps the step a churn
+  if (phase.churn->rate > 0 && phase.churn->for_.count() > 0) {
+    phase.rate = phase.churn->rate;
+    const double pods = std::ceil(phase.churn->rate * std::chrono::duration<double>(phase.churn->for_).count());
+    phase.pods = static_cast<std::uint64_t>(std::min(pods, static_cast<double>(max_churn_pods)));
+  }
+  return phase;
+}
+
 Phase parse_phase(MapReader& reader) {
   Phase phase;
   if (auto name = reader.string("name", true)) phase.name = *name;
+  if (reader.has("churn")) return parse_churn_step(reader, std::move(phase));
   if (reader.has("nodeFlap")) return parse_flap_step(reader, std::move(phase));
   if (auto pods = reader.count("pods", 1, true)) phase.pods = *pods;
   if (auto rate = reader.number("rate")) {
@@ -144,8 +213,31 @@ Workload parse_workload(MapReader& reader) {
   return workload;
 }
 
+namespace {
+
+ResourceChecks parse_resources(MapReader& reader) {
+  ResourceChecks r;
+  if (auto every = positive_duration(reader, "every")) {
+    if (*every < std::chrono::seconds(1))
+      reader.error_at("every", "at least 1s (each sample reads /proc of every component)");
+    else r.every = *every;
+  }
+  for (auto [key, field] : {std::pair{"rssKiBPerMinute", &ResourceChecks::rss_kib_per_minute},
+                            std::pair{"fdsPerMinute", &ResourceChecks::fds_per_minute}}) {
+    if (auto v = reader.number(key)) {
+      if (!(*v >= 0) || !std::isfinite(*v)) reader.error_at(key, "must be a number >= 0");
+      else r.*field = *v;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 Checks parse_checks(MapReader& reader) {
   Checks checks;
+  checks.quiet_after = positive_duration(reader, "quietAfter");
+  checks.resources = parse_section<ResourceChecks>(reader, "resources", parse_resources);
   if (auto settle = reader.duration("settle")) {
     if (settle->count() <= 0) reader.error_at("settle", "must be greater than 0");
     else checks.settle = *settle;

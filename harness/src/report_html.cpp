@@ -1,6 +1,7 @@
 // report.html: self-contained (inline CSS and SVG, no scripts, no external resources).
 #include <fmt/format.h>
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "faultline/harness/report.hpp"
@@ -63,6 +64,14 @@ std::string timeline_svg(const Report& r) {
     s << "<text x=\"" << num(x0 + 2) << "\" y=\"" << kTop + 24 << "\" class=\"steplabel\">" << escape_markup(st.name)
       << "</text>\n";
   }
+  for (const auto& q : r.quiet_points) {
+    const bool ok = std::none_of(q.checks.begin(), q.checks.end(), [](const CheckResult& c) { return c.failed(); });
+    const double x = sc.x(std::clamp(secs(q.at), sc.t0, sc.t1));
+    s << "<line class=\"" << (ok ? "quiet" : "quietbad") << "\" x1=\"" << num(x) << "\" y1=\"" << kTop << "\" x2=\""
+      << num(x) << "\" y2=\"" << kHeight - kBottom << "\"><title>"
+      << escape_markup("quiet point after " + q.after + (ok ? ": invariants held" : ": VIOLATED"))
+      << "</title></line>\n";
+  }
   s << "<line x1=\"" << kLeft << "\" y1=\"" << kHeight - kBottom << "\" x2=\"" << kWidth - kRight << "\" y2=\""
     << kHeight - kBottom << "\" stroke=\"#444\"/>\n";
   s << "<line x1=\"" << kLeft << "\" y1=\"" << kTop << "\" x2=\"" << kLeft << "\" y2=\"" << kHeight - kBottom
@@ -79,7 +88,11 @@ std::string timeline_svg(const Report& r) {
   s << "</svg>\n<p class=\"legend\"><span style=\"color:#1f77b4\">&#9632; created</span> "
        "<span style=\"color:#ff7f0e\">&#9632; bound</span> <span style=\"color:#2ca02c\">&#9632; running</span> "
        "<span class=\"faultkey\">&#9632; fault fired</span> <span class=\"stepkey\">&#9632; node flap or "
-       "component fault</span> (seconds since the run started)</p>\n";
+       "component fault</span>"
+    << (r.quiet_points.empty() ? ""
+                               : " <span style=\"color:#2a7d2a\">| quiet point, invariants held</span> <span "
+                                 "style=\"color:#b22222\">| quiet point, violated</span>")
+    << " (seconds since the run started)</p>\n";
   return s.str();
 }
 
@@ -97,6 +110,7 @@ std::string render_html(const Report& r) {
        ".fail,.error,.violated,.no-data{color:#b22222}rect.fault{fill:#d62728;fill-opacity:.18}"
        ".faultlabel{font-size:11px;fill:#d62728}.faultkey{color:#f2b8b8}svg text{font-size:11px}"
        "rect.step{fill:#9467bd;fill-opacity:.18}.steplabel{font-size:11px;fill:#9467bd}.stepkey{color:#c9b3de}"
+       "line.quiet{stroke:#2a7d2a;stroke-dasharray:3,3}line.quietbad{stroke:#b22222;stroke-width:2}"
        "pre{background:#f6f6f6;padding:.5em;overflow-x:auto}\n</style>\n</head>\n<body>\n";
   h << "<h1>faultline report: " << escape_markup(r.scenario) << "</h1>\n";
   h << "<p class=\"verdict " << to_string(r.verdict) << "\">verdict: " << to_string(r.verdict) << "</p>\n";
@@ -142,6 +156,35 @@ std::string render_html(const Report& r) {
           st.error.empty() ? st.detail : "FAILED: " + st.error + (st.detail.empty() ? "" : "; " + st.detail);
       h << row({st.name, st.kind, st.target, net::format_rfc3339(st.started, 3),
                 st.recovered ? net::format_rfc3339(*st.recovered, 3) : "-", detail});
+    }
+    h << "</table>\n";
+  }
+  if (!r.quiet_points.empty()) {
+    h << "<h2>Quiet points</h2>\n<table>\n<tr><th>at</th><th>seconds</th><th>after</th><th>checks</th></tr>\n";
+    for (const auto& q : r.quiet_points) {
+      std::string results;
+      for (const auto& c : q.checks)
+        results += c.name + " " + to_string(c.status) +
+                   (c.failed() ? " (" + std::to_string(c.count) + "): " + c.summary : "") + "; ";
+      h << row({net::format_rfc3339(q.at, 3), num(std::chrono::duration<double>(q.at - r.started).count()), q.after,
+                results});
+    }
+    h << "</table>\n";
+  }
+  if (!r.resources.empty()) {
+    h << "<h2>Stack components: RSS and open descriptors</h2>\n<table>\n<tr><th>component</th><th>samples</th><th>"
+         "RSS first / last / max (KiB)</th><th>fds first / last / max</th></tr>\n";
+    std::map<std::string, std::vector<const ResourceSample*>> by_component;
+    for (const auto& sample : r.resources) by_component[sample.component].push_back(&sample);
+    for (const auto& [component, list] : by_component) {
+      std::int64_t rss_max = 0, fd_max = 0;
+      for (const auto* sample : list) {
+        rss_max = std::max(rss_max, sample->rss_kib);
+        fd_max = std::max(fd_max, sample->fds);
+      }
+      h << row({component, std::to_string(list.size()),
+                fmt::format("{} / {} / {}", list.front()->rss_kib, list.back()->rss_kib, rss_max),
+                fmt::format("{} / {} / {}", list.front()->fds, list.back()->fds, fd_max)});
     }
     h << "</table>\n";
   }

@@ -58,6 +58,17 @@ std::string render_json(const Report& r) {
   for (const auto& c : r.checks) checks.push_back(check_json(c));
   json::array timeline;
   for (const auto& p : r.timeline) timeline.push_back(json::array{p.seconds, p.created, p.bound, p.running});
+  json::array quiet;
+  for (const auto& q : r.quiet_points) {
+    json::array qchecks;
+    for (const auto& c : q.checks) qchecks.push_back(check_json(c));
+    quiet.push_back(json::object{{"at", net::format_rfc3339(q.at, 3)},
+                                 {"seconds", seconds(q.at)},
+                                 {"after", q.after},
+                                 {"checks", std::move(qchecks)}});
+  }
+  json::array samples;
+  for (const auto& s : r.resources) samples.push_back(json::array{seconds(s.at), s.component, s.rss_kib, s.fds});
   json::array notes;
   for (const auto& n : r.notes) notes.emplace_back(n);
   double duration = std::chrono::duration<double>(r.finished - r.started).count();
@@ -93,6 +104,9 @@ std::string render_json(const Report& r) {
                              {"bindsFailed", optional_int(r.stats.binds_failed)}}},
       {"timeline", json::object{{"columns", json::array{"seconds", "created", "bound", "running"}},
                                 {"points", std::move(timeline)}}},
+      {"quietPoints", std::move(quiet)},
+      {"resources", json::object{{"columns", json::array{"seconds", "component", "rssKiB", "fds"}},
+                                 {"samples", std::move(samples)}}},
       {"notes", std::move(notes)},
   };
   return json::serialize(doc) + "\n";

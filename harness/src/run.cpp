@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
+#include <cmath>
 #include <limits>
 
 #include "faultline/harness/async.hpp"
@@ -9,6 +10,7 @@
 #include "faultline/harness/node_flap.hpp"
 #include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/services.hpp"
+#include "faultline/harness/soak.hpp"
 #include "faultline/harness/token_bucket.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/rfc3339.hpp"
@@ -43,6 +45,7 @@ class AuditCollector {
     co_return records_;
   }
   asio::awaitable<void> stop() { co_await polling_.stop(); }
+  const std::vector<AuditRecord>& records() const { return records_.records; }
 
  private:
   asio::awaitable<void> poll_every_second() {
@@ -123,6 +126,17 @@ faults::Workload effective_workload(const RunOptions& o, const faults::Scenario&
   auto first = std::find_if(w.phases.begin(), w.phases.end(), [](const auto& p) { return !p.node_flap; });
   if (first != w.phases.end() && o.pods) first->pods = *o.pods;
   if (first != w.phases.end() && o.rate) first->rate = *o.rate;
+  for (auto& phase : w.phases) {
+    if (!phase.churn || !o.churn_for) continue;
+    const double pods = std::ceil(phase.churn->rate * std::chrono::duration<double>(*o.churn_for).count());
+    if (*o.churn_for > faults::max_churn_for || pods > static_cast<double>(faults::max_churn_pods))
+      throw std::runtime_error(
+          fmt::format("--churn-for {}: churn {} would create {:.0f} pods over {} (at most {} pods, {})",
+                      faults::format_duration(*o.churn_for), phase.name, pods, faults::format_duration(*o.churn_for),
+                      faults::max_churn_pods, faults::format_duration(faults::max_churn_for)));
+    phase.churn->for_ = *o.churn_for;
+    phase.pods = static_cast<std::uint64_t>(pods);
+  }
   return w;
 }
 
@@ -149,6 +163,7 @@ class Runner {
     r_.versions["kube-apiserver"] = co_await apiserver_version(*client_);
     workload_spec_ = effective_workload(o_, sc_);
     Workload workload(*client_, workload_spec_, o_.scheduler, progress_, clock_);
+    workload.on_delete([this](const std::string& uid) { watcher_->mark_deleted_by_harness(uid); });
     co_await workload.ensure_namespace();
     co_await workload.delete_leftover_pods(seconds(120));
     if (proxy_) {
@@ -169,9 +184,11 @@ class Runner {
       audit_ = std::make_unique<AuditCollector>(*proxy_, executor_);
       co_await audit_->start();
     }
+    start_soak_checks();
     co_await run_phases(workload);
     if (!armed_) co_await arm();
     r_.notes.push_back(co_await settle(*watcher_, settle_time(), progress_, clock_));
+    co_await stop_soak_checks();
     if (components_) {
       // A component still down or paused comes back first; then the cluster settles again.
       const bool under_way = components_->busy();
@@ -186,6 +203,11 @@ class Runner {
   // Whatever was observed, also after a failure. Stops the pod watch and the audit poller.
   asio::awaitable<void> finish_observations(Observations& obs) {
     if (components_) co_await finish_components();  // never leave a component killed or paused
+    try {
+      co_await stop_soak_checks();
+    } catch (const std::exception& e) {
+      if (r_.error.empty()) r_.error = e.what();
+    }
     if (audit_) co_await audit_->stop();
     if (watcher_) {
       co_await watcher_->stop();
@@ -196,8 +218,51 @@ class Runner {
   }
 
   Observations observations;
+  QuietPoints quiet;
+  ResourceSampling sampling;
 
  private:
+  // checks.quietAfter and checks.resources: checked and sampled in the background while the
+  // workload runs, until the cluster has settled at the end.
+  void start_soak_checks() {
+    if (sc_.checks.quiet_after) {
+      Observations base;
+      base.scheduler = o_.scheduler;
+      base.harness_user_agent = kHarnessUserAgent;
+      std::function<const std::vector<AuditRecord>*()> audit = [this]() -> const std::vector<AuditRecord>* {
+        return audit_ ? &audit_->records() : nullptr;
+      };
+      QuietPointSources sources{*client_,
+                                *watcher_,
+                                std::move(audit),
+                                std::move(base),
+                                sc_.checks.invariants_to_check(),
+                                *sc_.checks.quiet_after,
+                                clock_};
+      quiet_task_ = std::make_unique<BackgroundTask>(executor_);
+      quiet_task_->start(watch_quiet_points(std::move(sources), quiet));
+    }
+    if (sc_.checks.resources) {
+      if (o_.stack_run_dir.empty())
+        throw std::runtime_error(
+            "the scenario samples the stack's components (checks.resources) but no local stack was given "
+            "(--stack-run-dir, or FAULTLINE_RUN_DIR from the stack's env file)");
+      if (!stack_)
+        stack_ = std::make_unique<StackProcesses>(o_.stack_run_dir, o_.stack_script,
+                                                  o_.out_dir / "component-faults.log", clock_);
+      sampler_task_ = std::make_unique<BackgroundTask>(executor_);
+      sampler_task_->start(sample_resources(*stack_, sc_.checks.resources->every, sampling));
+    }
+  }
+  // Throws when the quiet-point watch ended by itself with an error (then no check ran after it).
+  asio::awaitable<void> stop_soak_checks() {
+    std::string failed;
+    if (quiet_task_ && !quiet_task_->error().empty()) failed = "quiet points: " + quiet_task_->error();
+    if (quiet_task_) co_await quiet_task_->stop();
+    if (sampler_task_) co_await sampler_task_->stop();
+    if (!failed.empty()) throw std::runtime_error(failed);
+  }
+
   void validate_options() {
     if (o_.scheduler != "yunikorn" && o_.scheduler != "kube-scheduler") {
       throw std::runtime_error("scheduler must be yunikorn or kube-scheduler, not '" + o_.scheduler + "'");
@@ -307,9 +372,14 @@ class Runner {
                          " pods created in " + fixed(pr.seconds, 2) + "s (" + fixed(pr.rate()) + " pods/s" +
                          (phase.rate ? ", asked " + fixed(*phase.rate) + "/s" : std::string(", unpaced")) +
                          ", concurrency " + std::to_string(phase.concurrency) + ")");
+      if (phase.churn)
+        r_.notes.push_back("churn " + pr.name + ": " + std::to_string(pr.deleted) +
+                           " pods deleted at the end of their lifetime, at most " + std::to_string(pr.most_alive) +
+                           " alive at once, " + std::to_string(pr.left_alive) + " left alive at the end");
       if (pr.failed > 0) {
         std::string why = pr.errors.empty() ? std::string() : ": " + pr.errors.front();
-        throw std::runtime_error("phase " + pr.name + ": " + std::to_string(pr.failed) + " pod creations failed" + why);
+        throw std::runtime_error("phase " + pr.name + ": " + std::to_string(pr.failed) + " pod creations" +
+                                 (phase.churn ? " or deletions" : "") + " failed" + why);
       }
     }
     r_.create_rate_achieved = created_seconds > 0 ? static_cast<double>(r_.pods_created) / created_seconds : 0;
@@ -377,6 +447,8 @@ class Runner {
   std::unique_ptr<ComponentFaults> components_;
   bool components_finished_ = false;
   std::vector<std::unique_ptr<BackgroundTask>> flaps_;
+  std::unique_ptr<BackgroundTask> quiet_task_;
+  std::unique_ptr<BackgroundTask> sampler_task_;
   bool armed_ = false;
 };
 
@@ -400,6 +472,24 @@ Verdict check_invariants(const faults::Checks& checks, const std::optional<std::
   }
   return decide_verdict(report.checks);
 }
+
+namespace {
+
+// checks.quietAfter / checks.resources: their checks go after the invariants; the verdict counts them.
+Verdict add_soak_checks(const faults::Scenario& sc, QuietPoints& quiet, ResourceSampling& sampling, Report& report) {
+  if (sc.checks.quiet_after) {
+    report.checks.push_back(summarize_quiet_points(quiet.points, quiet.dropped, quiet.dropped_failures,
+                                                   !sc.faults.empty(), report.started));
+    report.quiet_points = std::move(quiet.points);
+  }
+  if (sc.checks.resources) {
+    report.checks.push_back(check_proxy_resources(sampling.samples, *sc.checks.resources, sampling.error));
+    report.resources = std::move(sampling.samples);
+  }
+  return decide_verdict(report.checks);
+}
+
+}  // namespace
 
 Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::string& text,
                     const ProgressFn& progress, const faults::Clock& clock) {
@@ -427,6 +517,9 @@ Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::
                    [](const StepRecord& a, const StepRecord& b) { return a.started < b.started; });
   try {
     Verdict checked = check_invariants(sc.checks, o.expect, obs, r);
+    if (sc.checks.quiet_after || sc.checks.resources) {
+      checked = add_soak_checks(sc, runner.quiet, runner.sampling, r);
+    }
     r.verdict = ok && r.error.empty() ? checked : Verdict::error;
   } catch (const std::exception& e) {
     r.error = e.what();

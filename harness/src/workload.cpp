@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
+#include <deque>
 
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/token_bucket.hpp"
@@ -214,24 +215,37 @@ asio::awaitable<PhaseResult> Workload::run_phase(const faults::Phase& phase,
   std::uint64_t created = 0;
   std::uint64_t failed = 0;
   bool done = false;
+  // Churn: the pods to delete, oldest first (creations are paced, so creation order is expiry order).
+  struct Expiring {
+    std::string name;
+    std::string uid;
+    SteadyTime expires;
+  };
+  std::deque<Expiring> alive;
   auto start = clock_.now();
   SteadyTime last_end = start;
   auto report = [&](bool final) {
     double secs = elapsed(start, final ? last_end : clock_.now());
     double rate = secs > 0 ? static_cast<double>(created) / secs : 0;
     progress_("phase " + phase.name + ": created " + std::to_string(created) + "/" + std::to_string(phase.pods) + " (" +
-                  rate_text(rate) + ")" + (failed ? ", " + std::to_string(failed) + " failed" : std::string()) + " | " +
-                  status(),
+                  rate_text(rate) + ")" + (phase.churn ? ", deleted " + std::to_string(r.deleted) : std::string()) +
+                  (failed ? ", " + std::to_string(failed) + " failed" : std::string()) + " | " + status(),
               final);
   };
   const IndexTask create = [&](std::uint64_t i) -> asio::awaitable<void> {
     if (bucket) co_await sleep_for(bucket->reserve());
     const std::string name = pod_name(phase.name, i + 1);
     try {
-      co_await client_.create(collection, make_pod(spec_.namespace_, name, phase, scheduler));
+      const json::value pod = co_await client_.create(collection, make_pod(spec_.namespace_, name, phase, scheduler));
       ++created;
+      if (phase.churn) {
+        const std::string uid(pod.at("metadata").at("uid").as_string());
+        alive.push_back({name, uid, clock_.now() + phase.churn->lifetime});
+        r.most_alive = std::max<std::uint64_t>(r.most_alive, alive.size());
+      }
     } catch (const ApiError& e) {
       // 409 for a pod of this run: an earlier attempt of ours got through before its answer was lost.
+      // (A churn does not delete such a pod: its UID is not known; it stays to the end.)
       if (e.status == 409) {
         ++created;
       } else {
@@ -243,6 +257,25 @@ asio::awaitable<PhaseResult> Workload::run_phase(const faults::Phase& phase,
       if (r.errors.size() < 5) r.errors.push_back(name + ": " + e.what());
     }
     last_end = std::max(last_end, clock_.now());
+  };
+  // Churn: deletes each pod once its lifetime is over, until the creations end.
+  auto expire = [&]() -> asio::awaitable<void> {
+    while (!done) {
+      while (!alive.empty() && alive.front().expires <= clock_.now()) {
+        Expiring pod = std::move(alive.front());
+        alive.pop_front();
+        if (on_delete_) on_delete_(pod.uid);
+        const std::string path = collection + "/" + pod.name;  // named: GCC 12 and co_await temporaries
+        try {
+          co_await client_.remove(path);
+          ++r.deleted;
+        } catch (const std::exception& e) {
+          ++failed;
+          if (r.errors.size() < 5) r.errors.push_back("delete " + pod.name + ": " + e.what());
+        }
+      }
+      co_await sleep_for(std::chrono::milliseconds(100));
+    }
   };
   asio::steady_timer tick(client_.executor());
   auto ticker = [&]() -> asio::awaitable<void> {
@@ -270,7 +303,9 @@ asio::awaitable<PhaseResult> Workload::run_phase(const faults::Phase& phase,
   std::vector<asio::awaitable<void>> tasks;
   tasks.push_back(ticker());
   tasks.push_back(creations());
+  if (phase.churn) tasks.push_back(expire());
   co_await all_of(std::move(tasks));
+  r.left_alive = alive.size();
   r.finished = WallClock::now();
   r.created = created;
   r.failed = failed;

@@ -6,7 +6,9 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -154,6 +156,72 @@ TEST(HarnessE2E, PodDeletedBehindTheHarnessFailsNoUnexpectedDeletes) {
   std::string junit = slurp(out / "junit.xml");
   EXPECT_NE(junit.find("<failure"), std::string::npos);
   EXPECT_NE(junit.find(victim), std::string::npos);
+}
+
+// A churn soak at a tiny size (README "Churn soak"): 60 s of churn at 2 pods/s, an outage that
+// repeats every 25 s, invariants at each quiet point and RSS/fds of every component sampled.
+TEST(HarnessE2E, ChurnSoakChecksAtEveryQuietPointAndSamplesTheStack) {
+  Stack stack("kube-scheduler");
+  ASSERT_TRUE(stack.up()) << stack.log();
+  const fs::path scenario = stack.dir() / "churn-tiny.yaml";
+  {
+    std::ofstream out(scenario);
+    out << R"(apiVersion: faultline/v1
+kind: Scenario
+metadata: {name: churn-tiny}
+seed: 14
+workload:
+  nodes: {count: 3}
+  phases:
+    - {name: churn, churn: {rate: 2/s, lifetime: 10s, for: 60s}, template: {requests: {cpu: 10m, memory: 16Mi}}}
+faults:
+  - name: outage
+    when: {at: 5s, for: 3s, repeat: 25s, limit: 1}
+    action: {type: outage, mode: reset}
+checks:
+  settle: 30s
+  quietAfter: 15s
+  resources: {every: 2s, rssKiBPerMinute: 65536, fdsPerMinute: 1000}
+  invariants: [pods-bound, no-unexpected-deletes, bound-to-live-node]
+)";
+  }
+  fs::path out = stack.dir() / "report";
+  CommandResult r = run_harness(stack, scenario, out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_valid_reports(out);
+  json::value report = json::parse(slurp(out / "report.json"));
+  EXPECT_EQ(report.at("verdict").as_string(), "pass") << r.output;
+  // The outage fired once in each of at least two windows (5 s and 30 s after arm; 55 s may be too).
+  ASSERT_EQ(report.at("faults").as_array().size(), 1u);
+  EXPECT_GE(report.at("faults").as_array()[0].at("fired").to_number<std::int64_t>(), 2);
+  // A quiet point after each window, each with the three invariants checked and held.
+  const auto& quiet = report.at("quietPoints").as_array();
+  EXPECT_GE(quiet.size(), 2u) << r.output;
+  double previous = 0;
+  for (const auto& point : quiet) {
+    double at = point.at("seconds").to_number<double>();
+    EXPECT_GT(at, previous);
+    previous = at;
+    const auto& checks = point.at("checks").as_array();
+    ASSERT_EQ(checks.size(), 3u);
+    for (const auto& c : checks) EXPECT_EQ(c.at("status").as_string(), "passed") << json::serialize(c);
+  }
+  EXPECT_EQ(check_named(report, "quiet-points").at("status").as_string(), "passed");
+  // Pods were deleted at the end of their lifetime by the harness, not flagged as unexpected.
+  EXPECT_GE(report.at("stats").at("deletedPods").to_number<std::int64_t>(), 80);
+  EXPECT_EQ(check_named(report, "no-unexpected-deletes").at("status").as_string(), "passed");
+  // Samples of every component, the proxy's with a fitted slope.
+  std::map<std::string, int> samples;
+  for (const auto& s : report.at("resources").at("samples").as_array()) {
+    const auto& row = s.as_array();
+    EXPECT_GT(row[2].to_number<std::int64_t>(), 0);
+    EXPECT_GT(row[3].to_number<std::int64_t>(), 0);
+    ++samples[std::string(row[1].as_string())];
+  }
+  for (const char* component : {"etcd", "kube-apiserver", "kwok", "faultline-proxy", "scheduler"})
+    EXPECT_GE(samples[component], 20) << component;
+  json::object flat = check_named(report, "proxy-resources-flat");
+  EXPECT_EQ(flat.at("status").as_string(), "passed") << json::serialize(flat);
 }
 
 }  // namespace

@@ -23,6 +23,11 @@ struct When {
   std::optional<double> probability;   // [0, 1], drawn from the rule's seeded RNG
   std::optional<std::uint64_t> limit;  // at most this many fires
   std::optional<std::uint64_t> every;  // fire on every Nth match within the window
+  // The schedule starts over every `repeat`: period k begins at arm + at + k*repeat. A timed window
+  // opens at the period's start, a triggered one once afterMatches `of` requests were seen in the
+  // period; it lasts `for` (required, < repeat) and never past the period's end. `limit` and
+  // `every` count per window.
+  std::optional<Duration> repeat;
 };
 
 struct Rule {

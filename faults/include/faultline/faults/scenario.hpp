@@ -60,11 +60,25 @@ struct NodeFlap {
   Duration down_for{0};
 };
 
-// One step of the workload: a phase of pods (pods > 0), or a node flap (node_flap set, pods 0).
+// A churn step: for `for_`, pods are created at `rate` per second and each is deleted `lifetime`
+// after its creation. Pods created in the last `lifetime` are still there when it ends. Bounded:
+// at most max_churn_alive pods alive at once (rate * lifetime) and max_churn_pods in all (rate * for).
+struct Churn {
+  double rate = 0;
+  Duration lifetime{0};
+  Duration for_{0};
+};
+inline constexpr std::uint64_t max_churn_pods = 200'000;
+inline constexpr std::uint64_t max_churn_alive = 20'000;
+inline constexpr Duration max_churn_for = std::chrono::hours(24);
+
+// One step of the workload: a phase of pods (pods > 0), a node flap (node_flap set, pods 0), or a
+// churn (churn set; pods = rate * for, rate = churn.rate).
 struct Phase {
   std::string name;
   std::uint64_t pods = 0;
   std::optional<NodeFlap> node_flap;
+  std::optional<Churn> churn;
   std::optional<double> rate;     // pod creations per second; nullopt: as fast as concurrency allows
   std::uint64_t concurrency = 8;  // creations in flight at once
   PhaseStart start;
@@ -77,8 +91,20 @@ struct Workload {
   std::vector<Phase> phases;
 };
 
+// checks.resources: RSS and open descriptors of every stack component sampled every `every`; the
+// proxy's least-squares slope over the last half of the run must stay under the bounds.
+struct ResourceChecks {
+  Duration every{std::chrono::seconds(10)};
+  double rss_kib_per_minute = 1024;  // proxy VmRSS growth bound, KiB per minute
+  double fds_per_minute = 1;         // proxy open-descriptor growth bound, per minute
+};
+
 struct Checks {
   Duration settle{std::chrono::seconds(120)};
+  // checks.quietAfter: invariants are also checked at every quiet point, this long after the last
+  // faulted request of a fault window (nullopt: only at the end).
+  std::optional<Duration> quiet_after;
+  std::optional<ResourceChecks> resources;
   // As written: nullopt when the scenario leaves `invariants` out, an empty list for `invariants: []`.
   std::optional<std::vector<std::string>> invariants;
   // invariants a reproduction expects to be VIOLATED (subset of invariants_to_check())

@@ -51,6 +51,21 @@ struct TimelinePoint {
 // At most max_points points, one per event time bucket, ending with the final counts.
 std::vector<TimelinePoint> build_timeline(const PodObservations& pods, WallTime start, std::size_t max_points = 400);
 
+// RSS and open descriptors of one local-stack component at one moment (checks.resources).
+struct ResourceSample {
+  WallTime at{};
+  std::string component;
+  std::int64_t rss_kib = 0;  // /proc/PID/status VmRSS
+  std::int64_t fds = 0;      // entries of /proc/PID/fd
+};
+
+// One quiet point (checks.quietAfter): when it was, what it followed, the invariants checked there.
+struct QuietPoint {
+  WallTime at{};
+  std::string after;  // "the window of rule R (last faulted request <time>)"
+  std::vector<CheckResult> checks;
+};
+
 struct Report {
   std::string scenario;
   std::string scenario_file;
@@ -73,7 +88,9 @@ struct Report {
   std::vector<CheckResult> checks;
   RunStats stats;
   std::vector<TimelinePoint> timeline;
-  std::vector<std::string> notes;  // things a reader should know (e.g. settle timed out)
+  std::vector<QuietPoint> quiet_points;   // checks.quietAfter
+  std::vector<ResourceSample> resources;  // checks.resources
+  std::vector<std::string> notes;         // things a reader should know (e.g. settle timed out)
 };
 
 int exit_code(Verdict v);  // 0 pass/reproduced, 1 fail, 2 error

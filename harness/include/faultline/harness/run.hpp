@@ -30,6 +30,7 @@ struct RunOptions {
   std::optional<std::uint64_t> pods;
   std::optional<double> rate;
   std::optional<std::chrono::milliseconds> settle;
+  std::optional<std::chrono::milliseconds> churn_for;  // every churn step's `for` (within its bounds)
   std::optional<std::vector<std::string>> expect;
   unsigned node_concurrency = 16;
   std::chrono::seconds node_ready_timeout{180};

@@ -36,7 +36,10 @@ struct PhaseResult {
   std::string name;
   std::uint64_t requested = 0;
   std::uint64_t created = 0;
-  std::uint64_t failed = 0;
+  std::uint64_t failed = 0;         // creations (and, for a churn, deletions) that failed
+  std::uint64_t deleted = 0;        // churn: pods deleted at the end of their lifetime
+  std::uint64_t most_alive = 0;     // churn: the most pods of this step alive at once
+  std::uint64_t left_alive = 0;     // churn: pods younger than their lifetime when it ended
   std::vector<std::string> errors;  // the first few failures
   WallTime started{};
   WallTime finished{};
@@ -64,8 +67,10 @@ class Workload {
   boost::asio::awaitable<std::uint64_t> delete_leftover_pods(std::chrono::seconds timeout);
   boost::asio::awaitable<NodesResult> create_nodes(unsigned concurrency);
   boost::asio::awaitable<void> wait_nodes_ready(std::chrono::seconds timeout);
-  // Creates the phase's pods. before_first runs once, just before the first creation (arming faults).
-  // status() is appended to progress lines (e.g. "bound 120").
+  // Told the UID of every pod the harness deletes (a churn), before the delete is sent.
+  void on_delete(std::function<void(const std::string& uid)> fn) { on_delete_ = std::move(fn); }
+  // Creates the phase's pods (a churn also deletes each `lifetime` after its creation). before_first runs once, just
+  // before the first creation (arming faults). status() is appended to progress lines (e.g. "bound 120").
   boost::asio::awaitable<PhaseResult> run_phase(const faults::Phase& phase,
                                                 std::function<boost::asio::awaitable<void>()> before_first,
                                                 std::function<std::string()> status);
@@ -76,6 +81,7 @@ class Workload {
   std::string scheduler_;
   ProgressFn progress_;
   const faults::Clock& clock_;
+  std::function<void(const std::string&)> on_delete_;
 };
 
 }  // namespace faultline::harness
