@@ -221,7 +221,7 @@ soak: build components
 ifneq ($(MATRIX),)
 	scripts/soak --matrix $(MATRIX) $(if $(OUT),--out $(OUT))
 else
-	scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
+	$(if $(AIRFLOW),FAULTLINE_AIRFLOW_VARIANT=$(AIRFLOW)) scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 endif
