@@ -15,6 +15,10 @@ namespace faultline::testing {
 
 namespace fs = std::filesystem;
 
+// The repository and the build tree the tests were built from.
+inline const fs::path kSource = FAULTLINE_SOURCE_DIR;
+inline const fs::path kBinary = FAULTLINE_BINARY_DIR;
+
 struct CommandResult {
   int exit_code = -1;  // -1 when the command could not be run or was killed by a signal
   std::string output;  // stdout and stderr

@@ -19,9 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-const fs::path kSource = FAULTLINE_SOURCE_DIR;
-const fs::path kBinary = FAULTLINE_BINARY_DIR;
-
 // The size of these runs: 1000 pods pass the 300-bind trigger with a backlog left for the outage,
 // on 100 KWOK nodes (10 pods each); small enough for CI on a 2-core machine. `make chaos` uses the
 // scenario's 500 nodes and 3000 pods.

@@ -19,9 +19,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-const fs::path kSource = FAULTLINE_SOURCE_DIR;
-const fs::path kBinary = FAULTLINE_BINARY_DIR;
-
 using namespace faultline::testing;  // tests/support/local_stack.hpp
 
 // One local stack for one test (scheduler and KWOK, no nodes yet); always torn down.

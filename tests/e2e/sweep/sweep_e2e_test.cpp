@@ -17,9 +17,6 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace faultline::testing;  // tests/support/local_stack.hpp
 
-const fs::path kSource = FAULTLINE_SOURCE_DIR;
-const fs::path kBinary = FAULTLINE_BINARY_DIR;
-
 CommandResult soak(const fs::path& out) {
   return run_command(
       "FAULTLINE_HARNESS_BIN=" +
