@@ -176,6 +176,7 @@ class Loader {
     auto name = root.string("scenario", true);
     auto nodes = root.count("nodes", 1);
     auto pods = root.count("pods", 1);
+    YAML::Node set = root.take("set");
     if (!name) return;
     bool ok = true;
     std::string problem;
@@ -207,7 +208,62 @@ class Loader {
     };
     apply("nodes", nodes, "workload.nodes.count");
     apply("pods", pods, "workload.phases[0].pods");
+    if (ok) ok = apply_set(set, *file);
     base_ok_ = ok;
+  }
+
+  // `set`: values written into the base scenario for every cell (the sweep's constants, such as a
+  // shorter checks.settle). A path an axis varies, or a cluster setting (use `cluster:`), is an error.
+  bool apply_set(const YAML::Node& node, const fs::path& file) {
+    if (!node.IsDefined()) return true;
+    if (!node.IsMap()) {
+      errors_.add(node.Mark(), "set", "expected a mapping of paths to values, got " + detail::describe(node));
+      return false;
+    }
+    if (node.size() > max_matrix_set_paths) {
+      errors_.add(node.Mark(), "set",
+                  std::to_string(node.size()) + " paths; the maximum is " + std::to_string(max_matrix_set_paths));
+      return false;
+    }
+    bool ok = true;
+    for (auto entry : node) {
+      if (!entry.first.IsScalar()) {
+        errors_.add(entry.first.Mark(), "set", "a value is named by its path, got " + detail::describe(entry.first));
+        ok = false;
+        continue;
+      }
+      const std::string path = trim(entry.first.Scalar());
+      const std::string where = "set." + path;
+      if (path.starts_with(kClusterPrefix)) {
+        errors_.add(entry.first.Mark(), where, "cluster settings go under cluster:, not set:");
+        ok = false;
+        continue;
+      }
+      if (!entry.second.IsScalar()) {
+        errors_.add(entry.second.Mark(), where, "expected a single value, got " + detail::describe(entry.second));
+        ok = false;
+        continue;
+      }
+      const auto text = scalar_source(text_, static_cast<std::size_t>(entry.second.Mark().pos), entry.second.Scalar());
+      if (text.empty()) {
+        errors_.add(entry.second.Mark(), where, "write the value on one line");
+        ok = false;
+        continue;
+      }
+      try {
+        std::string edited = with_value_at(base_text_, path, std::string(text));
+        load_scenario_text(edited, file.string());
+        base_text_ = std::move(edited);
+        set_paths_.insert(path);
+      } catch (const YamlEditError& e) {
+        errors_.add(entry.first.Mark(), where, e.what());
+        ok = false;
+      } catch (const ScenarioError& e) {
+        errors_.add(entry.second.Mark(), where, "with this value the scenario is invalid: " + first_error(e));
+        ok = false;
+      }
+    }
+    return ok;
   }
 
   void parse_axes(const YAML::Node& node) {
@@ -244,6 +300,9 @@ class Loader {
           ok = false;
         } else if (!seen_paths.insert(path).second) {
           errors_.add(axis.mark, where, "path " + path + " is already set by another axis");
+          ok = false;
+        } else if (set_paths_.contains(path)) {
+          errors_.add(axis.mark, where, "path " + path + " is also under set: (a constant of every cell)");
           ok = false;
         } else if (path.starts_with(kClusterPrefix) && !is_cluster_key(path.substr(kClusterPrefix.size()))) {
           errors_.add(axis.mark, where,
@@ -436,6 +495,7 @@ class Loader {
   ClusterSettings cluster_;
   std::string base_text_;
   bool base_ok_ = false;
+  std::set<std::string> set_paths_;  // the paths under `set:`
   YAML::Mark axes_mark_ = YAML::Mark::null_mark();
   std::vector<Axis> axes_;
 };

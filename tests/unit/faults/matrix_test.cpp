@@ -100,6 +100,17 @@ TEST_F(MatrixTest, LinkedPathsARangeAClusterAxisAndAShippedScenario) {
   EXPECT_EQ(m.cells[0].cluster.max_requests_inflight, 400u);
 }
 
+TEST_F(MatrixTest, SetWritesTheSameValuesIntoEveryCell) {
+  Matrix m = load(matrix("set: {checks.settle: 45s, seed: 9}\naxes:\n  faults[0].when.for: [2s, 10s]\n"));
+  ASSERT_EQ(m.cells.size(), 2u);
+  for (const auto& cell : m.cells) {
+    EXPECT_EQ(cell.scenario->checks.settle, std::chrono::seconds(45));
+    EXPECT_EQ(cell.scenario->seed, 9u);
+  }
+  EXPECT_EQ(m.cells[1].scenario->faults[0].when.for_, std::chrono::seconds(10));
+  ASSERT_EQ(m.axes.size(), 1u);  // a constant is not an axis: the report charts the axes only
+}
+
 TEST_F(MatrixTest, NoAxesIsOneCellAControlExpectsPass) {
   Matrix m = load_matrix_text(
       "apiVersion: faultline/v1\nkind: Matrix\nmetadata: {name: c}\nscenario: yunikorn-3355-control\n"
@@ -186,7 +197,22 @@ const BadMatrix bad_matrices[] = {
     {"UnknownKey",
      "axis: {seed: [1]}\n",
      {"m.yaml:6:1: axis: unknown key, did you mean \"axes\"? (allowed: apiVersion, axes, cluster, kind, metadata, "
-      "nodes, pods, runs, scenario, scheduler, yunikorn)"}},
+      "nodes, pods, runs, scenario, scheduler, set, yunikorn)"}},
+    {"SetPathAlsoAnAxis",
+     "set: {checks.settle: 45s}\naxes:\n  checks.settle: [1s]\n",
+     {"m.yaml:8:3: axes.checks.settle: path checks.settle is also under set: (a constant of every cell)"}},
+    {"SetClusterSetting",
+     "set: {cluster.maxRequestsInflight: 400}\n",
+     {"m.yaml:6:7: set.cluster.maxRequestsInflight: cluster settings go under cluster:, not set:"}},
+    {"SetValueTheScenarioRejects",
+     "set: {checks.settle: soon}\n",
+     {"m.yaml:6:22: set.checks.settle: with this value the scenario is invalid: BASE:16:11: checks.settle: invalid "
+      "duration \"soon\" (write a number and a unit: 250ms, 10s, 2m, 1h)"}},
+    {"SetNotAMapping", "set: [1]\n", {"m.yaml:6:6: set: expected a mapping of paths to values, got a list"}},
+    {"SetPathNotInScenario",
+     "set: {workload.nope.rate: 1}\n",
+     {"m.yaml:6:7: set.workload.nope.rate: workload.nope does not exist in the scenario"}},
+    {"SetValueIsAList", "set: {seed: [1, 2]}\n", {"m.yaml:6:13: set.seed: expected a single value, got a list"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Matrix, BadMatrixTest, ::testing::ValuesIn(bad_matrices),

@@ -13,6 +13,7 @@
 //   runs: 3                             # runs per cell, default 1
 //   nodes: 20                           # sets workload.nodes.count
 //   pods: 200                           # sets workload.phases[0].pods
+//   set: {checks.settle: 60s}           # any other path, the same value in every cell
 //   cluster: {maxRequestsInflight: 800, maxMutatingRequestsInflight: 400, exemptScheduler: false}
 //   axes:                               # each a list of values, or a range A..B of whole numbers
 //     faults[0].when.afterMatches, faults[1].when.afterMatches: [0, 100, 300]   # paths set together
@@ -72,6 +73,7 @@ struct Matrix {
 // Bounds: what a matrix may ask for, so a typo cannot start a sweep of a million runs.
 inline constexpr std::size_t max_matrix_cells = 1000;
 inline constexpr std::size_t max_matrix_axes = 8;
+inline constexpr std::size_t max_matrix_set_paths = 64;         // entries under `set:`
 inline constexpr std::uint64_t max_matrix_runs = 100;           // per cell
 inline constexpr std::uint64_t max_matrix_total_runs = 10'000;  // cells x runs
 
