@@ -193,11 +193,11 @@ CLANG_FORMAT ?= clang-format-14
 format: deps
 	$(CLANG_FORMAT) -i $(CXX_SOURCES)
 
-# Every shell script of the project (files under scripts/ and tests/integration/kind that start
+# Every shell script of the project (files under scripts/ and tests/integration/{kind,components} that start
 # with a bash shebang), every C++ source in the style of .clang-format (`make format` fixes what
 # this reports), and the GitHub Actions workflows (scripts/actionlint).
 lint: deps
-	shellcheck -x .ci/run scripts/lib/*.sh $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind)
+	shellcheck -x .ci/run scripts/lib/*.sh $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind tests/integration/components)
 	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
 	scripts/actionlint
 
