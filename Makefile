@@ -43,8 +43,8 @@ export YUNIKORN YUNIKORN_CORE
 CLUSTER ?= local
 ifeq ($(CLUSTER),local)
 STACK       := scripts/stack
-CHAOS_NEEDS := build components
-STACK_NEEDS := build components
+CHAOS_NEEDS := bins components
+STACK_NEEDS := bins components
 STACK_UP    := scripts/stack up --scheduler $(SCHEDULER) --proxy-bin $(BUILD_DIR)/proxy/faultline-proxy
 else ifeq ($(CLUSTER),kind)
 STACK       := scripts/kind
@@ -75,7 +75,7 @@ FUZZ_ENV       := ASAN_SYMBOLIZER_PATH=$(LLVM_BIN)/llvm-symbolizer \
 TSAN_TARGETS   := faults_unit_tests proxy_net_unit proxy_relay_unit proxy_admin_test proxy_app_test \
                   relay_integration_test faultline-proxy
 
-.PHONY: deps build harness-bin check sanitize sanitize-build e2e e2e-build tsan fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
+.PHONY: deps build bins harness-bin check sanitize sanitize-build e2e e2e-build tsan fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
         repro-3355 soak bench stack-up stack-down stack-status format lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 deps:
@@ -86,6 +86,11 @@ $(BUILD_DIR)/build.ninja: | deps
 
 build: deps $(BUILD_DIR)/build.ninja
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# The two programs a chaos run, a soak or a stack needs, without the test executables that
+# `build` compiles too (make chaos on a fresh clone: about half the translation units).
+bins: deps $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline-proxy faultline-harness
 
 # Only faultline-harness (make chaos CLUSTER=kind: the proxy is built into its image there).
 harness-bin: deps $(BUILD_DIR)/build.ninja
@@ -217,7 +222,7 @@ chaos: $(CHAOS_NEEDS)
 
 RUNS ?= 10
 # make soak MATRIX=file.yaml: a matrix sweep on reused stacks (README "Sweeps"); OUT=DIR resumes one.
-soak: build components
+soak: bins components
 ifneq ($(MATRIX),)
 	scripts/soak --matrix $(MATRIX) $(if $(OUT),--out $(OUT))
 else
