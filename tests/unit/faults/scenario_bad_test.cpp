@@ -99,6 +99,10 @@ const BadFile bad_files[] = {
       "12:84: componentFaults[7].when.of.headers: cannot be counted: the proxy's audit log records no headers",
       "13:52: componentFaults[8].downFor: must be greater than 0",
       R"(13:12: componentFaults[8].name: duplicate name "b" (first used on line 6))",
+      "14:50: componentFaults[9].action: airflow-scheduler can be paused and resumed only, not kill: nothing can "
+      "start it again",
+      "15:50: componentFaults[10].action: airflow-scheduler can be paused and resumed only, not restart: nothing can "
+      "start it again",
       "8:37: componentFaults[3].action: a pause without downFor needs a resume of kwok in componentFaults"}},
     {"of-without-after-matches.yaml", {"6:26: faults[0].when.of: only meaningful with afterMatches"}},
     {"duplicate-keys.yaml", {"7:37: faults[0].action.type: duplicate key", "5:1: seed: duplicate key"}},
