@@ -218,7 +218,7 @@ stack-status:
 chaos: $(CHAOS_NEEDS)
 	scripts/chaos --cluster $(CLUSTER) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
-	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect) $(if $(AIRFLOW),--airflow $(AIRFLOW))
+	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(SETTLE),--settle $(SETTLE)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect) $(if $(AIRFLOW),--airflow $(AIRFLOW))
 
 RUNS ?= 10
 # make soak MATRIX=file.yaml: a matrix sweep on reused stacks (README "Sweeps"); OUT=DIR resumes one.
@@ -228,7 +228,7 @@ ifneq ($(MATRIX),)
 else
 	$(if $(AIRFLOW),FAULTLINE_AIRFLOW_VARIANT=$(AIRFLOW)) scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
-	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
+	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(SETTLE),--settle $(SETTLE)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 endif
 
 # faultline-proxy side by side with HAProxy, nginx and no proxy, HTTP/1.1 (wrk) and HTTP/2
