@@ -1,5 +1,5 @@
 // A matrix sweep's plan and results: plan.json, per cell rates and medians, soak.json, soak.tsv,
-// junit.xml and soak.html.
+// junit.xml, soak.html and soak.svg.
 #include "faultline/harness/sweep.hpp"
 
 #include <fmt/format.h>
@@ -495,11 +495,24 @@ SweepPlan read_sweep(const fs::path& dir) {
   return plan;
 }
 
+std::optional<std::string> render_sweep_svg(const SweepSummary& s) {
+  const std::size_t axes = s.plan->axes.size();
+  if (axes != 1 && axes != 2) return std::nullopt;
+  std::string svg = axes == 2 ? heatmap_svg(s) : line_chart_svg(s);
+  // On its own (a README, an issue): its own fonts and a white ground, which soak.html's page gives it.
+  const std::size_t open_end = svg.find(">\n") + 2;
+  svg.insert(open_end,
+             "<style>text{font-family:sans-serif;font-size:12px}text.axis{font-weight:bold}</style>\n"
+             "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
+  return svg;
+}
+
 void write_sweep_reports(const SweepSummary& s, const fs::path& dir) {
   net::write_file(dir / "soak.json", render_sweep_json(s));
   net::write_file(dir / "soak.tsv", render_sweep_tsv(s));
   net::write_file(dir / "junit.xml", render_sweep_junit(s));
   net::write_file(dir / "soak.html", render_sweep_html(s));
+  if (auto svg = render_sweep_svg(s)) net::write_file(dir / "soak.svg", *svg);
 }
 
 }  // namespace faultline::harness

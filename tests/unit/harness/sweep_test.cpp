@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <boost/json.hpp>
 
 #include "faultline/harness/report.hpp"
+#include "files.hpp"
 
 namespace faultline::harness {
 namespace {
@@ -170,6 +174,17 @@ TEST(SweepReports, JsonTsvJunitAndHtmlSayTheSame) {
   EXPECT_EQ(html.find("src="), std::string::npos);
   EXPECT_NE(html.find(">100% (3/3)</text>"), std::string::npos);  // heatmap cell c001
   EXPECT_NE(html.find(">50% (1/2)</text>"), std::string::npos);   // c002
+
+  // soak.svg: the same heatmap, standalone (its own style), as a file of the sweep's directory.
+  faultline::testing::TempDir dir{"sweep-svg"};
+  write_sweep_reports(s, dir.path());
+  std::ifstream in(dir.path() / "soak.svg");
+  const std::string svg{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u) << svg;
+  EXPECT_NE(svg.find("<style>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">100% (3/3)</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">50% (1/2)</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
 }
 
 TEST(SweepReports, OneAxisIsALineChart) {

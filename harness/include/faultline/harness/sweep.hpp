@@ -104,6 +104,8 @@ std::string render_sweep_json(const SweepSummary& s);
 std::string render_sweep_tsv(const SweepSummary& s);
 std::string render_sweep_junit(const SweepSummary& s);
 std::string render_sweep_html(const SweepSummary& s);
+// soak.html's chart on its own (the heatmap for two axes, the line chart for one), or nothing.
+std::optional<std::string> render_sweep_svg(const SweepSummary& s);
 
 // The sweep directory: DIR/plan.json, DIR/cells/<id>/run-<NN>/{report.json,stack.txt}. Reads
 // every run there is (bounded reads), writes soak.json, soak.tsv, junit.xml and soak.html into DIR.
