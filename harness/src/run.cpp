@@ -70,8 +70,8 @@ class AuditCollector {
 };
 
 // Waits until every live pod is bound and Running, or nothing changed for `quiet`. Returns how it ended.
-asio::awaitable<std::string> settle(PodWatcher& watcher, milliseconds quiet, const ProgressFn& progress,
-                                    const faults::Clock& clock) {
+asio::awaitable<std::string> settle(PodWatcher& watcher, std::int64_t created, milliseconds quiet,
+                                    const ProgressFn& progress, const faults::Clock& clock) {
   const SteadyTime start = clock.now();
   auto give_up = quiet * 10 + seconds(60);
   for (;;) {
@@ -82,7 +82,9 @@ asio::awaitable<std::string> settle(PodWatcher& watcher, milliseconds quiet, con
     double quiet_for = since(c.last_change);
     std::string state =
         std::to_string(c.bound) + "/" + std::to_string(c.live) + " bound, " + std::to_string(c.running) + " Running";
-    if (c.live > 0 && c.bound == c.live && c.running == c.live) {
+    if (c.pods < created)
+      state += ", " + std::to_string(c.pods) + " of " + std::to_string(created) + " created pods seen by the watch";
+    if (c.settled(created)) {
       progress("settled: " + state + " after " + fixed(since(start)) + "s", true);
       co_return "settled: every live pod bound and Running (" + state + ") " + fixed(since(start)) +
           "s after the last phase";
@@ -187,13 +189,13 @@ class Runner {
     start_soak_checks();
     co_await run_phases(workload);
     if (!armed_) co_await arm();
-    r_.notes.push_back(co_await settle(*watcher_, settle_time(), progress_, clock_));
+    r_.notes.push_back(co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_));
     co_await stop_soak_checks();
     if (components_) {
       // A component still down or paused comes back first; then the cluster settles again.
       const bool under_way = components_->busy();
       co_await finish_components();
-      if (under_way) r_.notes.push_back(co_await settle(*watcher_, settle_time(), progress_, clock_));
+      if (under_way) r_.notes.push_back(co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_));
     }
     co_await collect();
     for (const auto& step : r_.steps)
@@ -351,7 +353,7 @@ class Runner {
     for (const auto& phase : workload_spec_.phases) {
       if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::offset) continue;
       if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::settled) {
-        const std::string settled = co_await settle(*watcher_, settle_time(), progress_, clock_);
+        const std::string settled = co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_);
         r_.notes.push_back("before step " + phase.name + ": " + settled);
       }
       if (phase.node_flap) {
@@ -359,7 +361,7 @@ class Runner {
         continue;
       }
       if (phase.start.kind == faults::PhaseStart::Kind::settled) {
-        const std::string settled = co_await settle(*watcher_, settle_time(), progress_, clock_);
+        const std::string settled = co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_);
         r_.notes.push_back("before phase " + phase.name + ": " + settled);
       } else if (phase.start.kind == faults::PhaseStart::Kind::offset) {
         const auto wait = workload_start + phase.start.offset - clock_.now();

@@ -105,5 +105,19 @@ TEST(PodHistory, RecordsFirstSeenBoundRunningAndDeleted) {
   EXPECT_TRUE(obs.pods.at("u1").gone);
 }
 
+// Settling waits for the watch to deliver every pod the harness created: three pods seen bound and
+// Running while four were created is not settled (the fourth, still Pending, is on its way).
+TEST(Settle, NeedsEveryCreatedPodSeenBoundAndRunning) {
+  PodWatcher::Counts seen_three{.pods = 3, .live = 3, .bound = 3, .running = 3};
+  EXPECT_FALSE(seen_three.settled(4));
+  EXPECT_TRUE(seen_three.settled(3));
+  // Deleted pods count as seen: a churn's pods are created and deleted.
+  PodWatcher::Counts after_churn{.pods = 10, .live = 2, .bound = 2, .running = 2};
+  EXPECT_TRUE(after_churn.settled(10));
+  PodWatcher::Counts not_running{.pods = 4, .live = 4, .bound = 4, .running = 3};
+  EXPECT_FALSE(not_running.settled(4));
+  EXPECT_FALSE(PodWatcher::Counts{}.settled(0));  // nothing live yet
+}
+
 }  // namespace
 }  // namespace faultline::harness

@@ -24,6 +24,11 @@ class PodWatcher {
     std::int64_t bound = 0;    // live and bound
     std::int64_t running = 0;  // live and Running
     SteadyTime last_change{};  // on the watcher's clock
+
+    // Every live pod bound and Running, and the watch has delivered at least the `created` pods
+    // the harness created (it lags behind the creations: judged earlier, the last ones of a phase
+    // were missed here and found Pending by the checks a moment later).
+    bool settled(std::int64_t created) const { return live > 0 && bound == live && running == live && pods >= created; }
   };
 
   PodWatcher(KubeClient& client, std::string ns, std::string label_selector, std::uint64_t max_pods,
