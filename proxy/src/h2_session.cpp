@@ -44,6 +44,12 @@ nghttp2_nv make_nv(const std::string& name, const std::string& value) {
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
+// Whether a writer loop has anything to do after its session took bytes: frames to send, or the
+// session is done reading (the loop ends).
+bool writer_has_work(nghttp2_session* session) {
+  return nghttp2_session_want_write(session) != 0 || nghttp2_session_want_read(session) == 0;
+}
+
 // Appends what `session` has to send, up to about kWriteBatch bytes (nghttp2's pointers are valid
 // only until its next call, so the bytes are copied); false when nghttp2 failed (logged).
 bool collect_output(nghttp2_session* session, std::vector<uint8_t>& out, std::uint64_t conn) {
@@ -74,8 +80,9 @@ struct H2Connection::Upstream {
   std::vector<int32_t> waiting;          // client streams waiting for the connection
   asio::steady_timer wake;
   bool write_pending = false;
-  bool ready = false;  // connected, session made: streams can be submitted
-  bool done = false;   // ended (or failed): no new streams
+  bool writer_waiting = false;  // upstream_writer waits on `wake`
+  bool ready = false;           // connected, session made: streams can be submitted
+  bool done = false;            // ended (or failed): no new streams
 };
 
 struct H2Connection::Stream {
@@ -234,7 +241,9 @@ asio::awaitable<void> H2Connection::client_reader() {
       spdlog::debug("conn {}: h2: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
       break;
     }
-    kick_client();
+    // The callbacks woke the writers for what they submitted; this is for nghttp2's own frames
+    // (SETTINGS and PING acknowledgements, GOAWAY) and the end of the connection.
+    if (writer_has_work(client_)) kick_client();
   }
   reading_done_ = true;
   kick_client();
@@ -264,7 +273,9 @@ asio::awaitable<void> H2Connection::client_writer() {
     if (!wants || (reading_done_ && !nghttp2_session_want_write(client_))) break;
     if (client_write_pending_) continue;
     client_wake_.expires_at(asio::steady_timer::time_point::max());
+    client_waiting_ = true;
     co_await client_wake_.async_wait(use_tuple);
+    client_waiting_ = false;
   }
   // The reader may still be waiting for bytes: end it.
   if (!reading_done_) {
@@ -335,12 +346,12 @@ asio::awaitable<void> H2Connection::after(std::shared_ptr<H2Connection> self, st
 
 void H2Connection::kick_client() {
   client_write_pending_ = true;
-  client_wake_.cancel();
+  if (client_waiting_) client_wake_.cancel();
 }
 
 void H2Connection::kick_upstream(Upstream& up) {
   up.write_pending = true;
-  up.wake.cancel();
+  if (up.writer_waiting) up.wake.cancel();
 }
 
 H2Connection::Stream* H2Connection::find(int32_t id) {
@@ -727,8 +738,8 @@ asio::awaitable<void> H2Connection::upstream_reader(std::shared_ptr<Upstream> up
       spdlog::warn("conn {}: h2 upstream: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
       break;
     }
-    kick_upstream(*up);
-    kick_client();
+    if (writer_has_work(up->session)) kick_upstream(*up);
+    if (writer_has_work(client_)) kick_client();
   }
   up->done = true;
   kick_upstream(*up);
@@ -747,14 +758,16 @@ asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up
       if (closing_) break;
       auto [ec, n] = co_await asio::async_write(up->stream, asio::buffer(out), use_tuple);
       if (ec) break;
-      kick_client();  // the request bytes just sent may have opened window towards the client
+      // read_request_body woke the client writer for the window it gave back.
       continue;
     }
     if (up->done) break;
     if (!nghttp2_session_want_read(up->session) && !nghttp2_session_want_write(up->session)) break;
     if (up->write_pending) continue;
     up->wake.expires_at(asio::steady_timer::time_point::max());
+    up->writer_waiting = true;
     co_await up->wake.async_wait(use_tuple);
+    up->writer_waiting = false;
   }
   up->done = true;
   boost::system::error_code ec;

@@ -111,6 +111,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   boost::asio::steady_timer client_wake_;
   boost::asio::steady_timer closed_;  // never expires; cancelled when the connection ends
   bool client_write_pending_ = false;
+  bool client_waiting_ = false;  // client_writer waits on client_wake_
   bool reading_done_ = false;
   bool closing_ = false;
   bool writing_ = false;
