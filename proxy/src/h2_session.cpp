@@ -139,6 +139,7 @@ H2Connection::H2Connection(std::shared_ptr<Session> session)
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, on_frame_recv);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, on_data_chunk);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, on_stream_close);
+  nghttp2_session_callbacks_set_send_data_callback(callbacks, send_response_body);
   nghttp2_option* option = nullptr;
   nghttp2_option_new(&option);
   nghttp2_option_set_no_auto_window_update(option, 1);
@@ -250,7 +251,7 @@ asio::awaitable<void> H2Connection::client_reader() {
 }
 
 asio::awaitable<void> H2Connection::client_writer() {
-  std::vector<uint8_t> out;
+  auto& out = client_out_;  // send_response_body appends DATA frames here too
   out.reserve(kWriteBatch);
   auto& client = *session_->client_;
   for (;;) {
@@ -1048,17 +1049,48 @@ void H2Connection::consume_upstream(Stream& s, std::size_t n) {
   }
 }
 
-ssize_t H2Connection::read_response_body(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t length,
+// A response DATA frame's payload goes from the stream's buffer straight into the client
+// writer's output (NGHTTP2_DATA_FLAG_NO_COPY, then send_response_body), not through a copy in
+// nghttp2's frame buffer first. The bytes leave down_buf only there: between the two callbacks the
+// writer may be waiting for a socket write while the upstream reader appends to down_buf.
+ssize_t H2Connection::read_response_body(nghttp2_session*, int32_t stream_id, uint8_t*, size_t length,
                                          uint32_t* data_flags, nghttp2_data_source*, void* user) {
   auto* self = static_cast<H2Connection*>(user);
   Stream* s = self->find(stream_id);
   if (!s) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
   std::size_t n = std::min(length, s->down_size());
-  if (n > 0) {
-    std::memcpy(buf, s->down_buf.data() + s->down_off, n);
-    s->down_off += n;
-    s->ex.record.bytes_out += n;
+  if (n == 0) {
+    // All out: everything received is given back (with a watch filter the bytes out differ from
+    // the bytes in).
+    s->down_buf.clear();
+    s->down_off = 0;
+    self->consume_upstream(*s, s->down_unconsumed);
   }
+  if (n == s->down_size()) {
+    if (s->down_eof) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    else if (n == 0 && s->reset_after_flush) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // RST_STREAM INTERNAL_ERROR
+    else if (n == 0) return NGHTTP2_ERR_DEFERRED;
+  }
+  if (n > 0) *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+  return static_cast<ssize_t>(n);
+}
+
+int H2Connection::send_response_body(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
+                                     nghttp2_data_source*, void* user) {
+  auto* self = static_cast<H2Connection*>(user);
+  Stream* s = self->find(frame->hd.stream_id);
+  if (!s) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // the stream is gone: nothing was written
+  if (length > s->down_size()) return NGHTTP2_ERR_CALLBACK_FAILURE;
+  H2_GUARD_BEGIN
+  auto& out = self->client_out_;
+  out.insert(out.end(), framehd, framehd + 9);
+  const std::size_t pad = frame->data.padlen;
+  if (pad > 0) out.push_back(static_cast<uint8_t>(pad - 1));
+  const auto* data = reinterpret_cast<const uint8_t*>(s->down_buf.data()) + s->down_off;
+  out.insert(out.end(), data, data + length);
+  if (pad > 1) out.insert(out.end(), pad - 1, uint8_t{0});
+  s->down_off += length;
+  s->ex.record.bytes_out += length;
   bool empty = s->down_size() == 0;
   if (empty) {
     s->down_buf.clear();
@@ -1066,17 +1098,9 @@ ssize_t H2Connection::read_response_body(nghttp2_session*, int32_t stream_id, ui
   }
   // Taken towards the client: the apiserver may send that much more (with a watch filter the
   // bytes out differ from the bytes in; everything received is given back once all is out).
-  self->consume_upstream(*s, empty ? s->down_unconsumed : std::min(n, s->down_unconsumed));
-  if (empty) {
-    if (s->down_eof) {
-      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-    } else if (s->reset_after_flush) {
-      if (n == 0) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // RST_STREAM INTERNAL_ERROR
-    } else if (n == 0) {
-      return NGHTTP2_ERR_DEFERRED;
-    }
-  }
-  return static_cast<ssize_t>(n);
+  self->consume_upstream(*s, empty ? s->down_unconsumed : std::min(length, s->down_unconsumed));
+  H2_GUARD_END
+  return 0;
 }
 
 }  // namespace faultline::proxy
