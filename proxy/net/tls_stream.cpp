@@ -21,11 +21,6 @@ using boost::system::error_code;
 
 namespace {
 
-// A BIO on the socket's descriptor. OpenSSL's own socket BIO writes with write(2), which raises
-// SIGPIPE on a connection the peer reset; this one sends with MSG_NOSIGNAL, as Asio does. Reads
-// take the stream's receive buffer (filled by Asio's async_receive); an empty buffer asks for a
-// retry, and the operation receives more. The descriptor is never closed by the BIO: the socket
-// object owns it.
 // As asio::ssl::stream reports them: a clean close_notify is eof, a connection that ended without
 // one is stream_truncated, other failures carry OpenSSL's error code.
 error_code ssl_failure(int ssl_error) {
@@ -67,6 +62,11 @@ void go_on(SSL* ssl, bool reading, void* data, std::size_t size, std::size_t& n)
 
 }  // namespace
 
+// A BIO on the socket's descriptor. OpenSSL's own socket BIO writes with write(2), which raises
+// SIGPIPE on a connection the peer reset; this one sends with MSG_NOSIGNAL, as Asio does. Reads
+// take the stream's receive buffer (filled by Asio's async_receive); an empty buffer asks for a
+// retry, and the operation receives more. The descriptor is never closed by the BIO: the socket
+// object owns it.
 struct TlsStream::Bio {
   static TlsStream& of(BIO* bio) { return *static_cast<TlsStream*>(BIO_get_data(bio)); }
 
