@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <new>
 
 #include "openssl_ptr.hpp"
@@ -19,61 +20,6 @@ namespace asio = boost::asio;
 using boost::system::error_code;
 
 namespace {
-
-// A BIO on the socket's descriptor. OpenSSL's own socket BIO writes with write(2), which raises
-// SIGPIPE on a connection the peer reset; this one sends with MSG_NOSIGNAL, as Asio does. The
-// descriptor is never closed by the BIO: the socket object owns it.
-int fd_of(BIO* bio) { return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(bio))); }
-
-int bio_write(BIO* bio, const char* data, int len) {
-  BIO_clear_retry_flags(bio);
-  ssize_t n = ::send(fd_of(bio), data, static_cast<std::size_t>(len), MSG_NOSIGNAL);
-  if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) BIO_set_retry_write(bio);
-    return -1;
-  }
-  return static_cast<int>(n);
-}
-
-int bio_read(BIO* bio, char* data, int len) {
-  BIO_clear_retry_flags(bio);
-  ssize_t n = ::recv(fd_of(bio), data, static_cast<std::size_t>(len), 0);
-  if (n < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) BIO_set_retry_read(bio);
-    return -1;
-  }
-  if (n == 0) BIO_set_flags(bio, BIO_FLAGS_IN_EOF);  // lets OpenSSL tell a truncated stream
-  return static_cast<int>(n);
-}
-
-long bio_ctrl(BIO* bio, int cmd, long, void*) {
-  switch (cmd) {
-    case BIO_CTRL_FLUSH:
-      return 1;
-    case BIO_CTRL_EOF:
-      return BIO_test_flags(bio, BIO_FLAGS_IN_EOF) != 0;
-    default:
-      return 0;
-  }
-}
-
-int bio_create(BIO* bio) {
-  BIO_set_init(bio, 1);
-  return 1;
-}
-
-const BIO_METHOD* fd_bio_method() {
-  static const BIO_METHOD* method = [] {
-    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "faultline socket");
-    detail::check(m != nullptr, "making the socket BIO method");
-    BIO_meth_set_write(m, bio_write);
-    BIO_meth_set_read(m, bio_read);
-    BIO_meth_set_ctrl(m, bio_ctrl);
-    BIO_meth_set_create(m, bio_create);
-    return m;
-  }();
-  return method;
-}
 
 // As asio::ssl::stream reports them: a clean close_notify is eof, a connection that ended without
 // one is stream_truncated, other failures carry OpenSSL's error code.
@@ -91,8 +37,8 @@ error_code ssl_failure(int ssl_error) {
 }
 
 // Repeats a successful SSL_read_ex / SSL_write_ex on the rest of the buffer while it makes
-// progress without blocking. A read goes on only while OpenSSL holds bytes already received (no
-// system call for nothing). A failure here is not reported: the bytes so far complete the
+// progress without blocking. A read goes on only while OpenSSL or the receive buffer holds bytes
+// already received. A failure here is not reported: the bytes so far complete the
 // operation, and the next call meets the same condition again (OpenSSL keeps a fatal state, the
 // socket its end-of-file) and reports it.
 void go_on(SSL* ssl, bool reading, void* data, std::size_t size, std::size_t& n) {
@@ -101,7 +47,7 @@ void go_on(SSL* ssl, bool reading, void* data, std::size_t size, std::size_t& n)
     std::size_t m = 0;
     int r = 0;
     if (reading) {
-      if (!SSL_has_pending(ssl)) break;
+      if (!SSL_has_pending(ssl) && BIO_ctrl_pending(SSL_get_rbio(ssl)) == 0) break;
       r = SSL_read_ex(ssl, bytes + n, size - n, &m);
     } else {
       r = SSL_write_ex(ssl, bytes + n, size - n, &m);
@@ -115,6 +61,98 @@ void go_on(SSL* ssl, bool reading, void* data, std::size_t size, std::size_t& n)
 }
 
 }  // namespace
+
+// A BIO on the socket's descriptor. OpenSSL's own socket BIO writes with write(2), which raises
+// SIGPIPE on a connection the peer reset; this one sends with MSG_NOSIGNAL, as Asio does. Reads
+// take the stream's receive buffer (filled by Asio's async_receive); an empty buffer asks for a
+// retry, and the operation receives more. The descriptor is never closed by the BIO: the socket
+// object owns it.
+struct TlsStream::Bio {
+  static TlsStream& of(BIO* bio) { return *static_cast<TlsStream*>(BIO_get_data(bio)); }
+
+  static int write(BIO* bio, const char* data, int len) {
+    BIO_clear_retry_flags(bio);
+    ssize_t n = ::send(of(bio).socket_.native_handle(), data, static_cast<std::size_t>(len), MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) BIO_set_retry_write(bio);
+      return -1;
+    }
+    return static_cast<int>(n);
+  }
+
+  static int read(BIO* bio, char* data, int len) {
+    BIO_clear_retry_flags(bio);
+    TlsStream& s = of(bio);
+    std::size_t have = s.receive_end_ - s.receive_pos_;
+    if (have > 0) {
+      std::size_t n = std::min(have, static_cast<std::size_t>(len));
+      std::memcpy(data, s.receive_buf_.get() + s.receive_pos_, n);
+      s.receive_pos_ += n;
+      return static_cast<int>(n);
+    }
+    if (s.receive_error_ == asio::error::eof) {
+      BIO_set_flags(bio, BIO_FLAGS_IN_EOF);  // lets OpenSSL tell a truncated stream
+      return 0;
+    }
+    if (s.receive_error_) {
+      errno = s.receive_error_.value();
+      return -1;
+    }
+    BIO_set_retry_read(bio);
+    return -1;
+  }
+
+  static long ctrl(BIO* bio, int cmd, long, void*) {
+    switch (cmd) {
+      case BIO_CTRL_FLUSH:
+        return 1;
+      case BIO_CTRL_EOF:
+        return BIO_test_flags(bio, BIO_FLAGS_IN_EOF) != 0;
+      case BIO_CTRL_PENDING:
+        return static_cast<long>(of(bio).receive_end_ - of(bio).receive_pos_);
+      default:
+        return 0;
+    }
+  }
+
+  static int create(BIO* bio) {
+    BIO_set_init(bio, 1);
+    return 1;
+  }
+
+  static const BIO_METHOD* method() {
+    static const BIO_METHOD* method = [] {
+      BIO_METHOD* m =
+          BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "faultline socket");
+      detail::check(m != nullptr, "making the socket BIO method");
+      BIO_meth_set_write(m, write);
+      BIO_meth_set_read(m, read);
+      BIO_meth_set_ctrl(m, ctrl);
+      BIO_meth_set_create(m, create);
+      return m;
+    }();
+    return method;
+  }
+};
+
+asio::mutable_buffer TlsStream::receive_space() {
+  if (!receive_buf_) receive_buf_ = std::make_unique<char[]>(kReceive);
+  receive_pos_ = receive_end_ = 0;
+  receive_cancelled_ = false;
+  return {receive_buf_.get(), kReceive};
+}
+
+bool TlsStream::received(const error_code& ec, std::size_t n) {
+  receiving_ = false;
+  filled_.cancel();
+  if (ec == asio::error::operation_aborted || !socket_.is_open()) {
+    receive_cancelled_ = true;
+    return false;
+  }
+  receive_end_ = n;
+  if (ec) receive_error_ = ec;
+  return true;
+}
 
 // Shared with the timer's handler, which may run after the stream is gone.
 struct TlsStream::Deadline : std::enable_shared_from_this<Deadline> {
@@ -143,10 +181,12 @@ struct TlsStream::Deadline : std::enable_shared_from_this<Deadline> {
     timed_out = true;
     error_code ec;
     stream->socket_.close(ec);  // the waiting operations wake with operation_aborted
+    stream->filled_.cancel();
   }
 };
 
-TlsStream::TlsStream(socket_type socket, asio::ssl::context& ctx) : socket_(std::move(socket)) {
+TlsStream::TlsStream(socket_type socket, asio::ssl::context& ctx)
+    : socket_(std::move(socket)), filled_(socket_.get_executor()) {
   ssl_ = SSL_new(ctx.native_handle());
   if (!ssl_) throw std::bad_alloc();
   deadline_ = std::make_shared<Deadline>(socket_.get_executor());
@@ -181,9 +221,9 @@ void TlsStream::start_handshake(asio::ssl::stream_base::handshake_type type) {
   if (SSL_get_rbio(ssl_) == nullptr && socket_.is_open()) {
     error_code ec;
     socket_.non_blocking(true, ec);
-    BIO* bio = BIO_new(fd_bio_method());
+    BIO* bio = BIO_new(Bio::method());
     if (!bio) throw std::bad_alloc();
-    BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(socket_.native_handle())));
+    BIO_set_data(bio, this);
     SSL_set_bio(ssl_, bio, bio);
     // Partial writes: a write completes with the records that went out. Release buffers: an idle
     // connection holds no record buffers (as asio::ssl::stream sets it). Read ahead: one recv

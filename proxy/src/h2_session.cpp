@@ -44,6 +44,12 @@ nghttp2_nv make_nv(const std::string& name, const std::string& value) {
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
+// Whether a writer loop has anything to do after its session took bytes: frames to send, or the
+// session is done reading (the loop ends).
+bool writer_has_work(nghttp2_session* session) {
+  return nghttp2_session_want_write(session) != 0 || nghttp2_session_want_read(session) == 0;
+}
+
 // Appends what `session` has to send, up to about kWriteBatch bytes (nghttp2's pointers are valid
 // only until its next call, so the bytes are copied); false when nghttp2 failed (logged).
 bool collect_output(nghttp2_session* session, std::vector<uint8_t>& out, std::uint64_t conn) {
@@ -74,8 +80,9 @@ struct H2Connection::Upstream {
   std::vector<int32_t> waiting;          // client streams waiting for the connection
   asio::steady_timer wake;
   bool write_pending = false;
-  bool ready = false;  // connected, session made: streams can be submitted
-  bool done = false;   // ended (or failed): no new streams
+  bool writer_waiting = false;  // upstream_writer waits on `wake`
+  bool ready = false;           // connected, session made: streams can be submitted
+  bool done = false;            // ended (or failed): no new streams
 };
 
 struct H2Connection::Stream {
@@ -132,6 +139,7 @@ H2Connection::H2Connection(std::shared_ptr<Session> session)
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, on_frame_recv);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, on_data_chunk);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, on_stream_close);
+  nghttp2_session_callbacks_set_send_data_callback(callbacks, send_response_body);
   nghttp2_option* option = nullptr;
   nghttp2_option_new(&option);
   nghttp2_option_set_no_auto_window_update(option, 1);
@@ -234,14 +242,16 @@ asio::awaitable<void> H2Connection::client_reader() {
       spdlog::debug("conn {}: h2: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
       break;
     }
-    kick_client();
+    // The callbacks woke the writers for what they submitted; this is for nghttp2's own frames
+    // (SETTINGS and PING acknowledgements, GOAWAY) and the end of the connection.
+    if (writer_has_work(client_)) kick_client();
   }
   reading_done_ = true;
   kick_client();
 }
 
 asio::awaitable<void> H2Connection::client_writer() {
-  std::vector<uint8_t> out;
+  auto& out = client_out_;  // send_response_body appends DATA frames here too
   out.reserve(kWriteBatch);
   auto& client = *session_->client_;
   for (;;) {
@@ -264,7 +274,9 @@ asio::awaitable<void> H2Connection::client_writer() {
     if (!wants || (reading_done_ && !nghttp2_session_want_write(client_))) break;
     if (client_write_pending_) continue;
     client_wake_.expires_at(asio::steady_timer::time_point::max());
+    client_waiting_ = true;
     co_await client_wake_.async_wait(use_tuple);
+    client_waiting_ = false;
   }
   // The reader may still be waiting for bytes: end it.
   if (!reading_done_) {
@@ -335,12 +347,12 @@ asio::awaitable<void> H2Connection::after(std::shared_ptr<H2Connection> self, st
 
 void H2Connection::kick_client() {
   client_write_pending_ = true;
-  client_wake_.cancel();
+  if (client_waiting_) client_wake_.cancel();
 }
 
 void H2Connection::kick_upstream(Upstream& up) {
   up.write_pending = true;
-  up.wake.cancel();
+  if (up.writer_waiting) up.wake.cancel();
 }
 
 H2Connection::Stream* H2Connection::find(int32_t id) {
@@ -727,8 +739,8 @@ asio::awaitable<void> H2Connection::upstream_reader(std::shared_ptr<Upstream> up
       spdlog::warn("conn {}: h2 upstream: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
       break;
     }
-    kick_upstream(*up);
-    kick_client();
+    if (writer_has_work(up->session)) kick_upstream(*up);
+    if (writer_has_work(client_)) kick_client();
   }
   up->done = true;
   kick_upstream(*up);
@@ -747,14 +759,16 @@ asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up
       if (closing_) break;
       auto [ec, n] = co_await asio::async_write(up->stream, asio::buffer(out), use_tuple);
       if (ec) break;
-      kick_client();  // the request bytes just sent may have opened window towards the client
+      // read_request_body woke the client writer for the window it gave back.
       continue;
     }
     if (up->done) break;
     if (!nghttp2_session_want_read(up->session) && !nghttp2_session_want_write(up->session)) break;
     if (up->write_pending) continue;
     up->wake.expires_at(asio::steady_timer::time_point::max());
+    up->writer_waiting = true;
     co_await up->wake.async_wait(use_tuple);
+    up->writer_waiting = false;
   }
   up->done = true;
   boost::system::error_code ec;
@@ -1035,17 +1049,48 @@ void H2Connection::consume_upstream(Stream& s, std::size_t n) {
   }
 }
 
-ssize_t H2Connection::read_response_body(nghttp2_session*, int32_t stream_id, uint8_t* buf, size_t length,
+// A response DATA frame's payload goes from the stream's buffer straight into the client
+// writer's output (NGHTTP2_DATA_FLAG_NO_COPY, then send_response_body), not through a copy in
+// nghttp2's frame buffer first. The bytes leave down_buf only there: between the two callbacks the
+// writer may be waiting for a socket write while the upstream reader appends to down_buf.
+ssize_t H2Connection::read_response_body(nghttp2_session*, int32_t stream_id, uint8_t*, size_t length,
                                          uint32_t* data_flags, nghttp2_data_source*, void* user) {
   auto* self = static_cast<H2Connection*>(user);
   Stream* s = self->find(stream_id);
   if (!s) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
   std::size_t n = std::min(length, s->down_size());
-  if (n > 0) {
-    std::memcpy(buf, s->down_buf.data() + s->down_off, n);
-    s->down_off += n;
-    s->ex.record.bytes_out += n;
+  if (n == 0) {
+    // All out: everything received is given back (with a watch filter the bytes out differ from
+    // the bytes in).
+    s->down_buf.clear();
+    s->down_off = 0;
+    self->consume_upstream(*s, s->down_unconsumed);
   }
+  if (n == s->down_size()) {
+    if (s->down_eof) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    else if (n == 0 && s->reset_after_flush) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // RST_STREAM INTERNAL_ERROR
+    else if (n == 0) return NGHTTP2_ERR_DEFERRED;
+  }
+  if (n > 0) *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+  return static_cast<ssize_t>(n);
+}
+
+int H2Connection::send_response_body(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
+                                     nghttp2_data_source*, void* user) {
+  auto* self = static_cast<H2Connection*>(user);
+  Stream* s = self->find(frame->hd.stream_id);
+  if (!s) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // the stream is gone: nothing was written
+  if (length > s->down_size()) return NGHTTP2_ERR_CALLBACK_FAILURE;
+  H2_GUARD_BEGIN
+  auto& out = self->client_out_;
+  out.insert(out.end(), framehd, framehd + 9);
+  const std::size_t pad = frame->data.padlen;
+  if (pad > 0) out.push_back(static_cast<uint8_t>(pad - 1));
+  const auto* data = reinterpret_cast<const uint8_t*>(s->down_buf.data()) + s->down_off;
+  out.insert(out.end(), data, data + length);
+  if (pad > 1) out.insert(out.end(), pad - 1, uint8_t{0});
+  s->down_off += length;
+  s->ex.record.bytes_out += length;
   bool empty = s->down_size() == 0;
   if (empty) {
     s->down_buf.clear();
@@ -1053,17 +1098,9 @@ ssize_t H2Connection::read_response_body(nghttp2_session*, int32_t stream_id, ui
   }
   // Taken towards the client: the apiserver may send that much more (with a watch filter the
   // bytes out differ from the bytes in; everything received is given back once all is out).
-  self->consume_upstream(*s, empty ? s->down_unconsumed : std::min(n, s->down_unconsumed));
-  if (empty) {
-    if (s->down_eof) {
-      *data_flags |= NGHTTP2_DATA_FLAG_EOF;
-    } else if (s->reset_after_flush) {
-      if (n == 0) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // RST_STREAM INTERNAL_ERROR
-    } else if (n == 0) {
-      return NGHTTP2_ERR_DEFERRED;
-    }
-  }
-  return static_cast<ssize_t>(n);
+  self->consume_upstream(*s, empty ? s->down_unconsumed : std::min(length, s->down_unconsumed));
+  H2_GUARD_END
+  return 0;
 }
 
 }  // namespace faultline::proxy

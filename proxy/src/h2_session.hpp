@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nghttp2/nghttp2.h>
 
@@ -62,6 +63,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   static int on_stream_close(nghttp2_session*, int32_t, uint32_t, void*);
   static ssize_t read_response_body(nghttp2_session*, int32_t, uint8_t*, size_t, uint32_t*, nghttp2_data_source*,
                                     void*);
+  static int send_response_body(nghttp2_session*, nghttp2_frame*, const uint8_t*, size_t, nghttp2_data_source*, void*);
   // Upstream (client-side nghttp2 session) callbacks.
   static int up_on_header(nghttp2_session*, const nghttp2_frame*, const uint8_t*, size_t, const uint8_t*, size_t,
                           uint8_t, void*);
@@ -110,7 +112,9 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   std::list<std::weak_ptr<Upstream>> upstreams_;        // every upstream connection still running
   boost::asio::steady_timer client_wake_;
   boost::asio::steady_timer closed_;  // never expires; cancelled when the connection ends
+  std::vector<uint8_t> client_out_;   // what client_writer sends next
   bool client_write_pending_ = false;
+  bool client_waiting_ = false;  // client_writer waits on client_wake_
   bool reading_done_ = false;
   bool closing_ = false;
   bool writing_ = false;

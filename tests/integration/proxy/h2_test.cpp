@@ -279,6 +279,30 @@ TEST_F(H2Test, CurlHttp2GetsTheSameBodyAsDirect) {
   EXPECT_EQ(via.output.substr(0, via.output.rfind('\n')), d.body);
 }
 
+TEST_F(H2Test, ABodyOfManyFramesAndWindowsArrivesWhole) {
+  // 300 kB: some twenty DATA frames, more than four flow-control windows (64 KiB per stream) on
+  // each side of the proxy, so the relay's window updates and frame boundaries all take part.
+  std::string value;
+  for (int i = 0; value.size() < 300 * 1024; ++i) value += "chunk-" + std::to_string(i) + "-";
+  auto direct_client = direct();
+  Reply created = direct_client.request(
+      http::verb::post, cm_path(),
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"large"},"data":{"k":")" + value + R"("}})",
+      {{"content-type", "application/json"}});
+  ASSERT_EQ(created.status, 201) << created.body.substr(0, 500);
+  CommandResult via = curl_h2("-w '\\n%{http_version} %{http_code}' " + shell_quote(proxy_url(cm_path("large"))));
+  ASSERT_EQ(via.exit_code, 0) << via.output.substr(0, 500);
+  auto end = via.output.rfind('\n');
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(via.output.substr(end), "\n2 200");
+  Reply d = direct_client.request(http::verb::get, cm_path("large"));
+  ASSERT_EQ(d.status, 200);
+  ASSERT_GT(d.body.size(), 300u * 1024);
+  std::string body = via.output.substr(0, end);
+  EXPECT_EQ(body.size(), d.body.size());
+  EXPECT_TRUE(body == d.body) << "the body through the proxy differs from the apiserver's";
+}
+
 TEST_F(H2Test, WatchStreamsOverH2WhileOtherStreamsGoOn) {
   create_configmap("first");
   // One connection: a watch (never ends by itself) and a GET after it; the GET is answered while
