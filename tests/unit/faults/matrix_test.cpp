@@ -111,6 +111,20 @@ TEST_F(MatrixTest, SetWritesTheSameValuesIntoEveryCell) {
   ASSERT_EQ(m.axes.size(), 1u);  // a constant is not an axis: the report charts the axes only
 }
 
+// Every matrix shipped in harness/matrices loads and expands (what `make soak MATRIX=` will run).
+TEST(ShippedMatrices, EveryOneLoads) {
+  const auto dir = std::filesystem::path(FAULTLINE_SOURCE_DIR) / "harness/matrices";
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    Matrix m;
+    EXPECT_NO_THROW(m = load_matrix_file(entry.path(), kShipped)) << entry.path();
+    EXPECT_FALSE(m.cells.empty()) << entry.path();
+  }
+  EXPECT_GE(files, 4u);  // the two reuse checks and the two 3355 windows
+}
+
 TEST_F(MatrixTest, NoAxesIsOneCellAControlExpectsPass) {
   Matrix m = load_matrix_text(
       "apiVersion: faultline/v1\nkind: Matrix\nmetadata: {name: c}\nscenario: yunikorn-3355-control\n"
