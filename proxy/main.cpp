@@ -9,7 +9,6 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
-#include <malloc.h>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -332,11 +331,6 @@ int main(int argc, char** argv) {
   define_flags(app, flags);
   CLI11_PARSE(app, argc, argv);
   setup_logging(flags.log_level);
-  // glibc gives the top of the heap back to the kernel whenever 128 KiB of it are free: with a
-  // request's buffers at the top that was a brk(2) and page faults every other request. Keep up
-  // to 64 MiB free before trimming (the memory stays the proxy's, bounded by its own limits).
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
-  mallopt(M_TOP_PAD, 1 << 20);
   try {
     return run(flags);
   } catch (const faults::ScenarioError& e) {
