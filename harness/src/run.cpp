@@ -189,13 +189,13 @@ class Runner {
     start_soak_checks();
     co_await run_phases(workload);
     if (!armed_) co_await arm();
-    r_.notes.push_back(co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_));
+    r_.notes.push_back(co_await settle_workload());
     co_await stop_soak_checks();
     if (components_) {
       // A component still down or paused comes back first; then the cluster settles again.
       const bool under_way = components_->busy();
       co_await finish_components();
-      if (under_way) r_.notes.push_back(co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_));
+      if (under_way) r_.notes.push_back(co_await settle_workload());
     }
     co_await collect();
     for (const auto& step : r_.steps)
@@ -305,6 +305,11 @@ class Runner {
   }
 
   milliseconds settle_time() const { return o_.settle ? *o_.settle : sc_.checks.settle; }
+  // Until every pod created so far is bound and Running (and seen by the watch), or nothing changed
+  // for the settle time.
+  asio::awaitable<std::string> settle_workload() {
+    co_return co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_);
+  }
 
   asio::awaitable<void> wait_yunikorn_nodes() {
     auto deadline = clock_.now() + o_.node_ready_timeout;
@@ -353,7 +358,7 @@ class Runner {
     for (const auto& phase : workload_spec_.phases) {
       if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::offset) continue;
       if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::settled) {
-        const std::string settled = co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_);
+        const std::string settled = co_await settle_workload();
         r_.notes.push_back("before step " + phase.name + ": " + settled);
       }
       if (phase.node_flap) {
@@ -361,7 +366,7 @@ class Runner {
         continue;
       }
       if (phase.start.kind == faults::PhaseStart::Kind::settled) {
-        const std::string settled = co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_);
+        const std::string settled = co_await settle_workload();
         r_.notes.push_back("before phase " + phase.name + ": " + settled);
       } else if (phase.start.kind == faults::PhaseStart::Kind::offset) {
         const auto wait = workload_start + phase.start.offset - clock_.now();
