@@ -87,4 +87,13 @@ echo "// changed" >>"$core/pkg/entrypoint/entrypoint.go"
 ! "$components" path >/dev/null 2>&1 || fail "a changed $core still resolves to the binary built before the change"
 git -C "$core" checkout -q -- pkg/entrypoint/entrypoint.go
 [[ $("$components" path) == "$bin" ]] || fail "$core as it was built no longer resolves to $bin"
+# A new commit of the same tree (an amend) finds the same binary, and the build info names the
+# new commit: a report must say which checkout ran, not which one was built first.
+git -C "$core" -c user.name=faultline -c user.email=faultline@localhost commit -q --amend -m "core with a marker, amended"
+amended=$(git -C "$core" rev-parse HEAD)
+[[ $amended != "$core_commit" ]] || fail "git commit --amend kept commit $core_commit"
+"$components" build >/dev/null
+[[ $("$components" path) == "$bin" ]] || fail "the amended $core (same tree) no longer resolves to $bin"
+jq -e --arg c "$amended" '.core.commit == $c and .core.dirty == false' <<<"$("$components" build-info)" >/dev/null ||
+  fail "after an amend to $amended (same tree), yunikorn-build.json still names: $("$components" build-info)"
 echo "ok: $bin/yunikorn-scheduler built from $checkout and $core"
