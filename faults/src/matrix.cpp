@@ -195,14 +195,12 @@ class Loader {
     }
     auto apply = [&](std::string_view key, const std::optional<std::uint64_t>& value, std::string_view path) {
       if (!value) return;
-      try {
-        base_text_ = with_value_at(base_text_, path, std::to_string(*value));
-        load_scenario_text(base_text_, file->string());
-      } catch (const YamlEditError& e) {
-        root.error_at(key, std::string("cannot set ") + std::string(path) + " of the scenario: " + e.what());
-        ok = false;
-      } catch (const ScenarioError& e) {
-        root.error_at(key, std::string("with this value the scenario is invalid: ") + first_error(e));
+      Edit edit = edit_base(path, std::to_string(*value), *file);
+      if (edit.problem.empty()) {
+        base_text_ = std::move(edit.text);
+      } else {
+        root.error_at(key, edit.bad_path ? "cannot set " + std::string(path) + " of the scenario: " + edit.problem
+                                         : edit.problem);
         ok = false;
       }
     };
@@ -239,31 +237,67 @@ class Loader {
         ok = false;
         continue;
       }
-      if (!entry.second.IsScalar()) {
-        errors_.add(entry.second.Mark(), where, "expected a single value, got " + detail::describe(entry.second));
+      const auto text = one_line_value(entry.second, where);
+      if (!text) {
         ok = false;
         continue;
       }
-      const auto text = scalar_source(text_, static_cast<std::size_t>(entry.second.Mark().pos), entry.second.Scalar());
-      if (text.empty()) {
-        errors_.add(entry.second.Mark(), where, "write the value on one line");
-        ok = false;
-        continue;
-      }
-      try {
-        std::string edited = with_value_at(base_text_, path, std::string(text));
-        load_scenario_text(edited, file.string());
-        base_text_ = std::move(edited);
+      Edit edit = edit_base(path, std::string(*text), file);
+      if (edit.problem.empty()) {
+        base_text_ = std::move(edit.text);
         set_paths_.insert(path);
-      } catch (const YamlEditError& e) {
-        errors_.add(entry.first.Mark(), where, e.what());
-        ok = false;
-      } catch (const ScenarioError& e) {
-        errors_.add(entry.second.Mark(), where, "with this value the scenario is invalid: " + first_error(e));
+      } else {
+        errors_.add(edit.bad_path ? entry.first.Mark() : entry.second.Mark(), where, edit.problem);
         ok = false;
       }
     }
     return ok;
+  }
+
+  // The base scenario with VALUE written at PATH, checked by the scenario loader. `problem` is empty
+  // when it loads; else it says what is wrong, and `bad_path` whether the path does not fit the
+  // scenario (as opposed to the value making it invalid).
+  struct Edit {
+    std::string text;
+    std::string problem;
+    bool bad_path = false;
+  };
+  Edit edit_base(std::string_view path, const std::string& value, const fs::path& file) const {
+    Edit edit;
+    try {
+      edit.text = with_value_at(base_text_, path, value);
+    } catch (const YamlEditError& e) {
+      edit.problem = e.what();
+      edit.bad_path = true;
+      return edit;
+    }
+    if (auto problem = scenario_problem(edit.text, file)) edit.problem = *problem;
+    return edit;
+  }
+
+  // What the scenario loader finds wrong with TEXT (its first error), if anything.
+  static std::optional<std::string> scenario_problem(const std::string& text, const fs::path& file) {
+    try {
+      load_scenario_text(text, file.string());
+    } catch (const ScenarioError& e) {
+      return "with this value the scenario is invalid: " + first_error(e);
+    }
+    return std::nullopt;
+  }
+
+  // The source text of a scalar written on one line (an axis value or a `set` value), or nullopt
+  // with the error recorded at its position.
+  std::optional<std::string_view> one_line_value(const YAML::Node& item, const std::string& where) {
+    if (!item.IsScalar()) {
+      errors_.add(item.Mark(), where, "expected a single value, got " + detail::describe(item));
+      return std::nullopt;
+    }
+    const auto text = scalar_source(text_, static_cast<std::size_t>(item.Mark().pos), item.Scalar());
+    if (text.empty()) {
+      errors_.add(item.Mark(), where, "write the value on one line");
+      return std::nullopt;
+    }
+    return text;
   }
 
   void parse_axes(const YAML::Node& node) {
@@ -384,14 +418,8 @@ class Loader {
     for (std::size_t i = 0; i < node.size(); ++i) {
       const YAML::Node item = node[i];
       const std::string item_path = where + "[" + std::to_string(i) + "]";
-      if (!item.IsScalar()) {
-        errors_.add(item.Mark(), item_path, "expected a single value, got " + detail::describe(item));
-        ok = false;
-        continue;
-      }
-      const auto text = scalar_source(text_, static_cast<std::size_t>(item.Mark().pos), item.Scalar());
-      if (text.empty()) {
-        errors_.add(item.Mark(), item_path, "write the value on one line");
+      const auto text = one_line_value(item, item_path);
+      if (!text) {
         ok = false;
         continue;
       }
@@ -400,7 +428,7 @@ class Loader {
         ok = false;
         continue;
       }
-      axis.values.push_back({std::string(text), item.Scalar(), item.Mark()});
+      axis.values.push_back({std::string(*text), item.Scalar(), item.Mark()});
     }
     return ok;
   }
@@ -413,19 +441,17 @@ class Loader {
       const std::string item_path = where + "[" + std::to_string(i) + "]";
       std::string text = base_text_;
       ClusterSettings cluster;
+      std::optional<std::string> problem;
       try {
-        if (auto problem = apply(axis, value, text, cluster)) {
-          errors_.add(value.mark, item_path, *problem);
-          ok = false;
-          continue;
-        }
-        load_scenario_text(text, matrix_.scenario_file.string());
+        problem = apply(axis, value, text, cluster);
       } catch (const YamlEditError& e) {
         // The path itself is wrong: once, at the axis.
         errors_.add(axis.mark, where, e.what());
         return false;
-      } catch (const ScenarioError& e) {
-        errors_.add(value.mark, item_path, "with this value the scenario is invalid: " + first_error(e));
+      }
+      if (!problem) problem = scenario_problem(text, matrix_.scenario_file);
+      if (problem) {
+        errors_.add(value.mark, item_path, *problem);
         ok = false;
       }
     }
