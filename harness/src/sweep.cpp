@@ -62,16 +62,24 @@ std::string heat_colour(double rate) {
   return fmt::format("#{:02x}{:02x}{:02x}", lerp(0xff, 0xb2), lerp(0xf5, 0x18), lerp(0xf0, 0x2b));
 }
 
-std::string heatmap_svg(const SweepSummary& s) {
+// The opening <svg> tag. A standalone chart (soak.svg, for a README or an issue) carries its own
+// fonts and a white ground, which soak.html's page gives the embedded one.
+void open_svg(std::ostringstream& svg, double width, double height, const std::string& label, bool standalone) {
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)
+      << "\" role=\"img\" aria-label=\"" << escape_markup(label) << "\">\n";
+  if (standalone)
+    svg << "<style>text{font-family:sans-serif;font-size:12px}text.axis{font-weight:bold}</style>\n"
+           "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
+}
+
+std::string heatmap_svg(const SweepSummary& s, bool standalone) {
   const auto& rows = s.plan->axes[0];
   const auto& cols = s.plan->axes[1];
   const double cw = 110, ch = 44, left = 170, top = 50;
   const double width = left + cw * static_cast<double>(cols.values.size()) + 20;
   const double height = top + ch * static_cast<double>(rows.values.size()) + 20;
   std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)
-      << "\" role=\"img\" aria-label=\"reproduction rate by " << escape_markup(rows.name) << " and "
-      << escape_markup(cols.name) << "\">\n";
+  open_svg(svg, width, height, "reproduction rate by " + rows.name + " and " + cols.name, standalone);
   svg << "<text x=\"" << num(left) << "\" y=\"16\" class=\"axis\">" << escape_markup(cols.name) << " &#8594;</text>\n";
   svg << "<text x=\"4\" y=\"" << num(top - 8) << "\" class=\"axis\">" << escape_markup(rows.name)
       << " &#8595;</text>\n";
@@ -104,7 +112,7 @@ std::string heatmap_svg(const SweepSummary& s) {
   return svg.str();
 }
 
-std::string line_chart_svg(const SweepSummary& s) {
+std::string line_chart_svg(const SweepSummary& s, bool standalone) {
   const auto& axis = s.plan->axes[0];
   const double width = 760, height = 300, left = 60, right = 20, top = 20, bottom = 50;
   const std::size_t n = axis.values.size();
@@ -114,8 +122,7 @@ std::string line_chart_svg(const SweepSummary& s) {
   };
   auto y = [&](double v) { return height - bottom - v * (height - top - bottom); };
   std::ostringstream svg;
-  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)
-      << "\" role=\"img\" aria-label=\"reproduction rate by " << escape_markup(axis.name) << "\">\n";
+  open_svg(svg, width, height, "reproduction rate by " + axis.name, standalone);
   for (double t : {0.0, 0.25, 0.5, 0.75, 1.0})
     svg << "<line x1=\"" << num(left) << "\" x2=\"" << num(width - right) << "\" y1=\"" << num(y(t)) << "\" y2=\""
         << num(y(t)) << "\" stroke=\"#eee\"/><text x=\"" << num(left - 6) << "\" y=\"" << num(y(t) + 4)
@@ -441,9 +448,9 @@ std::string render_sweep_html(const SweepSummary& s) {
       "an invariant) of the runs that ended with a verdict (error runs are not counted), with its 95% Wilson "
       "interval";
   if (p.axes.size() == 2) {
-    h << "<h2>Reproduction rate</h2>\n" << heatmap_svg(s) << "<p>" << escape_markup(what) << "</p>\n";
+    h << "<h2>Reproduction rate</h2>\n" << heatmap_svg(s, false) << "<p>" << escape_markup(what) << "</p>\n";
   } else if (p.axes.size() == 1) {
-    h << "<h2>Reproduction rate</h2>\n" << line_chart_svg(s) << "<p>" << escape_markup(what) << "</p>\n";
+    h << "<h2>Reproduction rate</h2>\n" << line_chart_svg(s, false) << "<p>" << escape_markup(what) << "</p>\n";
   } else {
     h << "<p>" << escape_markup(what) << " (a chart needs one or two axes; this sweep has " << p.axes.size()
       << ")</p>\n";
@@ -498,13 +505,7 @@ SweepPlan read_sweep(const fs::path& dir) {
 std::optional<std::string> render_sweep_svg(const SweepSummary& s) {
   const std::size_t axes = s.plan->axes.size();
   if (axes != 1 && axes != 2) return std::nullopt;
-  std::string svg = axes == 2 ? heatmap_svg(s) : line_chart_svg(s);
-  // On its own (a README, an issue): its own fonts and a white ground, which soak.html's page gives it.
-  const std::size_t open_end = svg.find(">\n") + 2;
-  svg.insert(open_end,
-             "<style>text{font-family:sans-serif;font-size:12px}text.axis{font-weight:bold}</style>\n"
-             "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
-  return svg;
+  return axes == 2 ? heatmap_svg(s, true) : line_chart_svg(s, true);
 }
 
 void write_sweep_reports(const SweepSummary& s, const fs::path& dir) {

@@ -182,6 +182,9 @@ TEST(SweepReports, JsonTsvJunitAndHtmlSayTheSame) {
   const std::string svg{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u) << svg;
   EXPECT_NE(svg.find("<style>"), std::string::npos) << svg;
+  EXPECT_LT(svg.find("<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>"), svg.find("<text")) << svg;
+  // Embedded in soak.html, the page gives the chart its style and ground.
+  EXPECT_EQ(html.find("<rect width=\"100%\""), std::string::npos);
   EXPECT_NE(svg.find(">100% (3/3)</text>"), std::string::npos) << svg;
   EXPECT_NE(svg.find(">50% (1/2)</text>"), std::string::npos) << svg;
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
