@@ -49,6 +49,7 @@ struct Flags {
   std::string scenario;
   bool arm = false;
   std::string audit_log;
+  std::size_t audit_memory = admin::AuditLogOptions{}.ring_bytes;
   std::string log_level = "info";
   std::string ready_file;
   unsigned threads = 2;
@@ -98,6 +99,11 @@ void define_flags(CLI::App& app, Flags& f) {
       ->check(CLI::ExistingFile);
   app.add_flag("--arm", f.arm, "arm the --scenario at start (time zero = start-up)");
   app.add_option("--audit-log", f.audit_log, "append one JSON line per request to this file");
+  app.add_option("--audit-memory", f.audit_memory,
+                 "bytes of audit records held in memory for GET /v1/audit (also at most 65536 records; the "
+                 "oldest go first)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1} << 20, std::size_t{1} << 40));
   app.add_option("--log-level", f.log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
       ->capture_default_str();
@@ -242,6 +248,7 @@ int run(const Flags& f) {
   faults::Engine engine;
   admin::AuditLogOptions audit_options;
   audit_options.path = f.audit_log;
+  audit_options.ring_bytes = f.audit_memory;
   admin::AuditLog audit(audit_options);
   admin::ProxyMetrics metrics;
   app::AuditingObserver observer(audit, metrics);

@@ -78,7 +78,12 @@ std::uint64_t AuditLog::append(audit::Record record) {
     file_buffer_ += line;
     ++buffered_records_;
   }
-  if (ring_.size() == options_.ring_capacity) ring_.pop_front();
+  while (!ring_.empty() &&
+         (ring_.size() >= options_.ring_capacity || ring_bytes_ + line.size() > options_.ring_bytes)) {
+    ring_bytes_ -= ring_.front().line.size();
+    ring_.pop_front();
+  }
+  ring_bytes_ += line.size();
   ring_.push_back({record.seq, std::move(line)});
   if (file_buffer_.size() >= options_.flush_bytes || now - last_flush_ >= options_.flush_interval) {
     flush_locked();

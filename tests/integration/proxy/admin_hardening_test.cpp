@@ -4,7 +4,9 @@
 //   - an admin API beyond loopback without a token is logged as a warning;
 //   - every audit line, admin API JSON body and metrics text is valid UTF-8 whatever bytes a
 //     client sent: ill-formed sequences become U+FFFD;
-//   - resources a client invents cannot grow the request metrics without bound.
+//   - resources a client invents cannot grow the request metrics without bound;
+//   - long request targets cannot grow the in-memory audit ring without bound: it holds at most
+//     64 MiB of records (--audit-memory), whatever their count.
 
 #include <gtest/gtest.h>
 
@@ -291,6 +293,38 @@ TEST_F(ProxyHardening, ClientInventedResourcesDoNotGrowTheMetricsWithoutBound) {
   EXPECT_NE(metrics.find("faultline_requests_total{verb=\"list\",resource=\"_other\",code=\"503\"} 144"),
             std::string::npos)
       << metrics;
+}
+
+TEST_F(ProxyHardening, LongTargetsDoNotGrowTheAuditRingPastItsByteBound) {
+  // 100 requests with a 512 KiB target (the header limit is 1 MiB) make 100 records of about 1 MiB
+  // each (the target is both the path and the object name): more than the ring's 64 MiB, far fewer
+  // than its 65,536 records. The oldest records must go. (Before the byte bound all were held: a
+  // client could make the ring hold 65,536 records of 2 MiB.)
+  auto proxy = start({});
+  constexpr int kRequests = 100;
+  const std::string target = "/api/v1/namespaces/long/configmaps/" + std::string(512 * 1024, 'a');
+  {
+    TlsClient client(proxy->port(), ca.cert_pem, 120s);
+    for (int i = 0; i < kRequests; ++i) {
+      http::request<http::empty_body> req{http::verb::get, target, 11};
+      req.set(http::field::host, "127.0.0.1");
+      http::write(client.stream, req);
+      http::response<http::string_body> res;
+      http::read(client.stream, client.buffer, res);
+      ASSERT_EQ(res.result_int(), 503);
+    }
+  }
+  AdminAnswer held = admin_get(proxy->admin_port(), "/v1/audit?limit=100000");
+  ASSERT_EQ(held.status, 200);
+  const auto lines = lines_of(held.body);
+  ASSERT_FALSE(lines.empty());
+  const std::uint64_t first = boost::json::parse(lines.front()).at("seq").to_number<std::uint64_t>();
+  const std::uint64_t last = boost::json::parse(lines.back()).at("seq").to_number<std::uint64_t>();
+  EXPECT_EQ(last, static_cast<std::uint64_t>(kRequests));
+  EXPECT_GT(first, 1u) << "all " << lines.size() << " records (" << held.body.size() << " bytes) are still held";
+  EXPECT_EQ(lines.size(), last - first + 1) << "the held records are the newest, without a gap";
+  EXPECT_LE(held.body.size(), std::size_t{64} * 1024 * 1024) << lines.size() << " records held";
+  EXPECT_GE(held.body.size(), std::size_t{60} * 1024 * 1024) << "the ring holds what fits, not less";
 }
 
 }  // namespace

@@ -71,9 +71,11 @@ AdminAnswer admin_request(unsigned short port, const std::string& method, const 
   req.keep_alive(false);
   http::write(socket, req);
   beast::flat_buffer buffer;
-  http::response<http::string_body> res;
-  http::read(socket, buffer, res);
-  return {static_cast<int>(res.result_int()), res.body()};
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(std::uint64_t{256} * 1024 * 1024);  // the audit ring's whole 64 MiB, and more
+  http::read(socket, buffer, parser);
+  auto res = parser.release();
+  return {static_cast<int>(res.result_int()), std::move(res.body())};
 }
 
 unsigned short unused_port() {

@@ -116,6 +116,32 @@ TEST(AuditLog, EvictedRecordsAreReportedAsTruncated) {
   EXPECT_EQ(seqs(retained), (std::vector<std::uint64_t>{3, 4, 5}));
 }
 
+TEST(AuditLog, TheRingHoldsAtMostItsBytesOfRecordsAndAlwaysTheNewest) {
+  auto record_of_size = [](std::size_t name_bytes) {
+    return request("/api/v1/namespaces/x/configmaps/" + std::string(name_bytes, 'a'));
+  };
+  // Every record of this size serializes to the same length (seqs 1-10 have as many digits).
+  AuditLog probe;
+  probe.append(record_of_size(1000));
+  const std::size_t line = probe.retained().lines.front().size();
+  AuditLog log({.ring_capacity = 100, .ring_bytes = 3 * line + line / 2});
+  for (int i = 0; i < 9; ++i) log.append(record_of_size(1000));
+  AuditSince held = log.retained();
+  ASSERT_EQ(held.lines.size(), 3u) << "3.5 lines' worth of bytes hold 3 records";
+  EXPECT_EQ(held.first_retained, 7u);
+  EXPECT_EQ(held.last_seq, 9u);
+  EXPECT_TRUE(log.since(0).truncated);
+  // A record larger than the whole bound is still held, alone, until the next one comes.
+  log.append(record_of_size(10 * line));
+  held = log.retained();
+  ASSERT_EQ(held.lines.size(), 1u);
+  EXPECT_EQ(held.first_retained, 10u);
+  log.append(record_of_size(1000));
+  held = log.retained();
+  ASSERT_EQ(held.lines.size(), 1u);
+  EXPECT_EQ(held.first_retained, 11u);
+}
+
 TEST(AuditLog, LimitCutsTheAnswerAndSaysThereIsMore) {
   AuditLog log;
   for (int i = 0; i < 5; ++i) log.append(request("/r"));

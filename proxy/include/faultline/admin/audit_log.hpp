@@ -18,8 +18,11 @@ namespace faultline::admin {
 struct AuditLogOptions {
   // File the lines are appended to (created if missing, never truncated). Empty: memory only.
   std::string path{};
-  // Records kept in memory for since() queries; older ones are evicted first.
+  // Records kept in memory for since() queries, at most this many and at most ring_bytes of
+  // serialized lines (a client controls a record's size: its target may be 1 MiB); the oldest
+  // ones are evicted first. The newest record is always kept, whatever its size.
   std::size_t ring_capacity = 65536;
+  std::size_t ring_bytes = 64 * 1024 * 1024;
   // The file buffer is written out when it holds this many bytes ...
   std::size_t flush_bytes = 64 * 1024;
   // ... or when an append finds the last write older than this (by `clock`). Zero: every append.
@@ -85,6 +88,7 @@ class AuditLog {
   mutable std::mutex mutex_;
   std::uint64_t next_seq_ = 1;
   std::deque<Entry> ring_;
+  std::size_t ring_bytes_ = 0;  // of the lines in ring_
   std::string file_buffer_;
   std::size_t buffered_records_ = 0;
   std::chrono::system_clock::time_point last_flush_;
