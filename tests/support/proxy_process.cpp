@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -34,7 +35,29 @@ void write_stderr(const char* message) {
   [[maybe_unused]] auto ignored = ::write(2, message, n);
 }
 
+std::atomic<int> memory_measured{0};
+
+// The environment of a proxy about to start: ours, with ASan's quarantine off while a
+// MemoryMeasured lives (a later option in ASAN_OPTIONS overrides an earlier one).
+std::vector<std::string> proxy_environment() {
+  std::vector<std::string> env;
+  bool asan_options = false;
+  for (char** e = environ; *e != nullptr; ++e) {
+    env.emplace_back(*e);
+    if (memory_measured.load() > 0 && env.back().starts_with("ASAN_OPTIONS=")) {
+      env.back() += ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0";
+      asan_options = true;
+    }
+  }
+  if (memory_measured.load() > 0 && !asan_options)
+    env.emplace_back("ASAN_OPTIONS=quarantine_size_mb=0:thread_local_quarantine_size_kb=0");
+  return env;
+}
+
 }  // namespace
+
+MemoryMeasured::MemoryMeasured() { ++memory_measured; }
+MemoryMeasured::~MemoryMeasured() { --memory_measured; }
 
 fs::path proxy_binary() {
   if (const char* env = std::getenv("FAULTLINE_PROXY_BIN"); env && *env) return env;
@@ -54,6 +77,10 @@ ProxyProcess::ProxyProcess(const fs::path& dir, const std::string& name, const s
   std::vector<char*> argv;
   for (auto& a : argv_strings) argv.push_back(a.data());
   argv.push_back(nullptr);
+  std::vector<std::string> env_strings = proxy_environment();
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const std::string log_file = log_path().string();
 
   pid_ = ::fork();
@@ -69,8 +96,8 @@ ProxyProcess::ProxyProcess(const fs::path& dir, const std::string& name, const s
       rlimit limit{open_files->soft, open_files->hard};
       if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) write_stderr("setrlimit RLIMIT_NOFILE failed\n");
     }
-    ::execv(argv[0], argv.data());
-    write_stderr("execv faultline-proxy failed\n");
+    ::execve(argv[0], argv.data(), envp.data());
+    write_stderr("execve faultline-proxy failed\n");
     ::_exit(127);
   }
   try {

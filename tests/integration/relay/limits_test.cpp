@@ -27,15 +27,6 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
-// AddressSanitizer keeps freed memory in its quarantine instead of returning it, so the resident
-// size of a sanitized proxy measures the quarantine: the memory bounds are asserted in the normal
-// build only (as for the relay's 100 MB peak-RSS checks).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kRssMeasuresTheProxy = false;
-#else
-constexpr bool kRssMeasuresTheProxy = true;
-#endif
-
 // What came back for one request: the response, or why there was none.
 struct Answer {
   http::response<http::string_body> response;
@@ -309,7 +300,7 @@ TEST_F(relay_limits, ConnectionBeyondMaxConnectionsIsRefusedAndCounted) {
 // afterwards must not grow with each wave (it went 84 -> 886 MB with TLS state and relay buffers
 // allocated per accepted connection and the allocator keeping what they freed).
 TEST_F(relay_limits, IdleConnectionWavesLeaveMemoryBounded) {
-  if (!kRssMeasuresTheProxy) GTEST_SKIP() << "resident size under AddressSanitizer measures its quarantine";
+  testing::MemoryMeasured measured;  // ASan's quarantine off: the RSS is the proxy's
   constexpr std::size_t kWave = 2000;
   constexpr int kWaves = 4;
   constexpr std::uint64_t kBoundKiB = 32 * 1024;
