@@ -1,5 +1,8 @@
 #include "faultline/admin/proxy_metrics.hpp"
 
+#include <algorithm>
+#include <array>
+
 #include <string>
 
 namespace faultline::admin {
@@ -36,7 +39,21 @@ ProxyMetrics::ProxyMetrics()
                                        latency_buckets())
                             .get()) {}
 
+namespace {
+
+// The verbs a request can have: Kubernetes' (RequestInfo; "" for a resource request whose method
+// maps to none) and, outside the API, the methods of RFC 9110 and PATCH, lower-cased.
+bool known_verb(std::string_view verb) {
+  static constexpr std::array<std::string_view, 16> kVerbs = {
+      "get",   "list",    "watch", "create", "update", "patch",   "delete", "deletecollection",
+      "proxy", "connect", "post",  "put",    "head",   "options", "trace",  ""};
+  return std::find(kVerbs.begin(), kVerbs.end(), verb) != kVerbs.end();
+}
+
+}  // namespace
+
 void ProxyMetrics::request_done(std::string_view verb, std::string_view resource, int code) {
+  if (!known_verb(verb)) verb = kOtherResource;
   std::string_view label = resource;
   if (resource.size() > kMaxResourceBytes) {
     label = kOtherResource;

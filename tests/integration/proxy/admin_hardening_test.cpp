@@ -295,6 +295,29 @@ TEST_F(ProxyHardening, ClientInventedResourcesDoNotGrowTheMetricsWithoutBound) {
       << metrics;
 }
 
+TEST_F(ProxyHardening, ClientInventedMethodsDoNotGrowTheMetricsWithoutBound) {
+  // Outside the Kubernetes API (/healthz) the verb is the request's method, lower-cased: a client can
+  // invent methods forever (HTTP allows any token). They must not each get a series.
+  auto proxy = start({});
+  constexpr int kInvented = 300;
+  {
+    TlsClient client(proxy->port(), ca.cert_pem, 120s);
+    for (int i = 0; i < kInvented; ++i) {
+      const std::string request = "INVENTED" + std::to_string(i) + " /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+      asio::write(client.stream, asio::buffer(request));
+      http::response<http::string_body> res;
+      http::read(client.stream, client.buffer, res);
+      ASSERT_EQ(res.result_int(), 503);
+    }
+  }
+  const std::string metrics = admin_get(proxy->admin_port(), "/metrics").body;
+  std::size_t series = 0;
+  for (const auto& line : lines_of(metrics)) series += line.rfind("faultline_requests_total{", 0) == 0;
+  EXPECT_LE(series, 20u) << metrics;
+  EXPECT_NE(metrics.find("faultline_requests_total{verb=\"_other\",resource=\"\",code=\"503\"} 300"), std::string::npos)
+      << metrics;
+}
+
 TEST_F(ProxyHardening, LongTargetsDoNotGrowTheAuditRingPastItsByteBound) {
   // 100 requests with a 512 KiB target (the header limit is 1 MiB) make 100 records of about 1 MiB
   // each (the target is both the path and the object name): more than the ring's 64 MiB, far fewer

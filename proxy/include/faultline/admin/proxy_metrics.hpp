@@ -27,6 +27,8 @@ class ProxyMetrics {
   // status the client saw, or "none" when the connection was cut before a status was sent (0).
   // Clients choose the resource (any path segment): only the first kMaxResources distinct ones
   // of at most kMaxResourceBytes get a series of their own; the rest count as kOtherResource.
+  // They choose the verb too outside the Kubernetes API (the method, lower-cased): a verb that is
+  // neither a Kubernetes verb nor a method of RFC 9110/5789 counts as kOtherResource as well.
   void request_done(std::string_view verb, std::string_view resource, int code);
   static constexpr std::size_t kMaxResources = 256;
   static constexpr std::size_t kMaxResourceBytes = 128;
