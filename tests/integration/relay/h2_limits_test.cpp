@@ -21,12 +21,6 @@ namespace {
 using testing::RawH2Client;
 using namespace std::chrono_literals;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kRssMeasuresTheProxy = false;
-#else
-constexpr bool kRssMeasuresTheProxy = true;
-#endif
-
 constexpr std::uint64_t MiB = 1024 * 1024;
 // Allowed growth of the proxy's peak RSS: far below what each attack would cost a proxy that
 // buffered it (tens of MB), far above the relay's own buffers.
@@ -34,8 +28,6 @@ constexpr std::uint64_t kGrowthBoundKiB = 16 * 1024;
 // One HPACK-indexed field: small enough for nghttp2's deflater to index it (at most 3/4 of the
 // 4,096-byte table), so each repetition costs one byte on the wire and 3 kB decompressed.
 const std::string kBombValue(3000, 'b');
-
-std::uint64_t growth(std::uint64_t before, std::uint64_t after) { return after > before ? after - before : 0; }
 
 class relay_h2 : public RelayFixture {
  protected:
@@ -54,6 +46,23 @@ class relay_h2 : public RelayFixture {
   void expect_served(const ProxyProcess& proxy) {
     RawH2Client client(authority(proxy));
     expect_served(client, proxy);
+  }
+
+  // `attacker`'s connection ended with GOAWAY ENHANCE_YOUR_CALM, the proxy's peak RSS grew by
+  // less than the bound since `before` (KiB), another connection is served, the proxy exits cleanly.
+  void expect_calmed(RawH2Client& attacker, ProxyProcess& proxy, std::uint64_t before, const std::string& what) {
+    auto after = proxy.peak_rss_kib();
+    EXPECT_FALSE(attacker.open()) << what << ": the proxy kept the connection open";
+    ASSERT_TRUE(attacker.goaway.has_value()) << what << ": the connection ended without GOAWAY\n"
+                                             << proxy.log().substr(0, 4000);
+    EXPECT_EQ(*attacker.goaway, static_cast<std::uint32_t>(NGHTTP2_ENHANCE_YOUR_CALM))
+        << "GOAWAY codes:" << attacker.goaways;
+    std::cout << "[h2 limits] " << what << ": proxy peak RSS " << before << " -> " << after << " KiB\n";
+    if (kRssMeasuresTheProxy) {
+      EXPECT_LT(growth(before, after), kGrowthBoundKiB);
+    }
+    expect_served(proxy);
+    EXPECT_TRUE(proxy.stop()) << proxy.log().substr(0, 4000);
   }
 
   static RawH2Client::Fields bomb(std::size_t copies) { return RawH2Client::Fields(copies, {"x-bomb", kBombValue}); }
@@ -86,19 +95,8 @@ TEST_F(relay_h2, HpackBombEndsTheConnectionWithGoawayAndMemoryStaysBounded) {
   auto id = attacker.get(authority(*proxy), "/headers", bomb(20000));
   attacker.read_until([&] { return !attacker.open(); }, 30s);
   expect_served(bystander, *proxy);
-  auto after = proxy->peak_rss_kib();
-
-  EXPECT_FALSE(attacker.open()) << "the proxy kept the connection open";
-  ASSERT_TRUE(attacker.goaway.has_value()) << "the connection ended without GOAWAY\n" << proxy->log().substr(0, 4000);
-  EXPECT_EQ(*attacker.goaway, static_cast<std::uint32_t>(NGHTTP2_ENHANCE_YOUR_CALM))
-      << "GOAWAY codes:" << attacker.goaways;
   EXPECT_EQ(attacker.streams[id].status, 0) << "the bomb was answered";
-  std::cout << "[h2 limits] HPACK bomb (60 MB decompressed): proxy peak RSS " << before << " -> " << after << " KiB\n";
-  if (kRssMeasuresTheProxy) {
-    EXPECT_LT(growth(before, after), kGrowthBoundKiB);
-  }
-  expect_served(*proxy);
-  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+  expect_calmed(attacker, *proxy, before, "HPACK bomb (60 MB decompressed)");
 }
 
 // HEADERS without END_HEADERS, then CONTINUATION frames that never end the header block (empty
@@ -144,19 +142,8 @@ TEST_F(relay_h2, ContinuationFloodEndsTheConnectionWithGoaway) {
     while (sent < kFrames && attacker.write_raw(batch)) sent += 1000;
   }
   attacker.read_until([&] { return !attacker.open(); }, 10s);
-  auto after = proxy->peak_rss_kib();
-
-  EXPECT_FALSE(attacker.open()) << "the proxy kept the connection open after " << sent << " CONTINUATION frames";
-  ASSERT_TRUE(attacker.goaway.has_value()) << "the connection ended without GOAWAY\n" << proxy->log().substr(0, 4000);
-  EXPECT_EQ(*attacker.goaway, static_cast<std::uint32_t>(NGHTTP2_ENHANCE_YOUR_CALM))
-      << "GOAWAY codes:" << attacker.goaways;
-  std::cout << "[h2 limits] CONTINUATION flood: " << sent << " frames written before the proxy closed; peak RSS "
-            << before << " -> " << after << " KiB\n";
-  if (kRssMeasuresTheProxy) {
-    EXPECT_LT(growth(before, after), kGrowthBoundKiB);
-  }
-  expect_served(*proxy);
-  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+  expect_calmed(attacker, *proxy, before,
+                "CONTINUATION flood (" + std::to_string(sent) + " frames written before the proxy closed)");
 }
 
 // The reverse: the upstream answers with 2,000 references to one indexed 3 kB field (6 MB

@@ -27,15 +27,6 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
-// AddressSanitizer keeps freed memory in its quarantine instead of returning it, so the resident
-// size of a sanitized proxy measures the quarantine: the memory bounds are asserted in the normal
-// build only (as for the relay's 100 MB peak-RSS checks).
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kRssMeasuresTheProxy = false;
-#else
-constexpr bool kRssMeasuresTheProxy = true;
-#endif
-
 // What came back for one request: the response, or why there was none.
 struct Answer {
   http::response<http::string_body> response;
