@@ -149,6 +149,10 @@ H2Connection::H2Connection(std::shared_ptr<Session> session)
   // (INTERNAL_ERROR). Debian's nghttp2 1.52.0-1+deb12u1 and later carry this (upstream 1.57) with
   // these defaults; set here so the bound is the proxy's, stated and tested.
   nghttp2_option_set_stream_reset_rate_limit(option, 1000, 33);
+  // CONTINUATION flood (CVE-2024-28182: a header block that never ends, each frame decoded):
+  // at most 8 CONTINUATION frames per header block (nghttp2's default since the fix, which
+  // Debian's 1.52.0-1+deb12u2 and later carry), set here so the bound is the proxy's.
+  nghttp2_option_set_max_continuations(option, 8);
   // Streams whose request the proxy refused still count; the default (100) is far above the
   // few a client can have closing at once.
   nghttp2_option_set_max_send_header_block_length(option, kResponseHeaderLimit * 4);
@@ -239,7 +243,12 @@ asio::awaitable<void> H2Connection::client_reader() {
     if (closing_) break;
     auto rv = nghttp2_session_mem_recv(client_, buf.data(), n);
     if (rv < 0) {
+      // nghttp2 gives up on the input without a word to the client (a header list past four
+      // times the limit, more CONTINUATION frames than it takes, a failed callback): the
+      // connection ends with a GOAWAY that says why, not with a bare close.
+      const bool flood = header_flood_ || rv == NGHTTP2_ERR_FLOODED || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS;
       spdlog::debug("conn {}: h2: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
+      nghttp2_session_terminate_session(client_, flood ? NGHTTP2_ENHANCE_YOUR_CALM : NGHTTP2_INTERNAL_ERROR);
       break;
     }
     // The callbacks woke the writers for what they submitted; this is for nghttp2's own frames
@@ -403,7 +412,10 @@ int H2Connection::on_header(nghttp2_session*, const nghttp2_frame* frame, const 
   s->header_bytes += namelen + valuelen + 32;
   // Past four times the limit the client is flooding: end the connection rather than keep
   // decoding (HPACK state forces nghttp2 to decode what it is sent).
-  if (s->header_bytes > 4 * self->options_.header_limit) return NGHTTP2_ERR_CALLBACK_FAILURE;
+  if (s->header_bytes > 4 * self->options_.header_limit) {
+    self->header_flood_ = true;
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+  }
   if (s->header_bytes > self->options_.header_limit) {
     s->header_too_large = true;
     s->headers.clear();

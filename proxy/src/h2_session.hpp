@@ -116,6 +116,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   bool client_write_pending_ = false;
   bool client_waiting_ = false;  // client_writer waits on client_wake_
   bool reading_done_ = false;
+  bool header_flood_ = false;  // a header list past four times the limit ended the input
   bool closing_ = false;
   bool writing_ = false;
   std::chrono::steady_clock::time_point write_started_;

@@ -5,181 +5,21 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <netdb.h>
 #include <nghttp2/nghttp2.h>
-#include <openssl/ssl.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <csignal>
 #include <map>
 #include <optional>
 #include <regex>
 #include <sstream>
 
 #include "proxy_test.hpp"
+#include "raw_h2_client.hpp"
 
 namespace faultline::testing {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// A raw HTTP/2 client (nghttp2 over a blocking OpenSSL connection) for what well-behaved clients
-// never do: the rapid-reset attack (CVE-2023-44487), HEADERS then RST_STREAM, in a loop.
-class RawH2Client {
- public:
-  explicit RawH2Client(const std::string& host_port) {
-    std::signal(SIGPIPE, SIG_IGN);  // the proxy may close while this client still writes
-    auto colon = host_port.rfind(':');
-    addrinfo hints{};
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    if (getaddrinfo(host_port.substr(0, colon).c_str(), host_port.substr(colon + 1).c_str(), &hints, &found) != 0)
-      throw std::runtime_error("resolving " + host_port);
-    fd_ = socket(found->ai_family, SOCK_STREAM, 0);
-    int rc = connect(fd_, found->ai_addr, found->ai_addrlen);
-    freeaddrinfo(found);
-    if (rc != 0) throw std::runtime_error("connecting to " + host_port);
-    ctx_ = SSL_CTX_new(TLS_client_method());
-    static const unsigned char alpn[] = {2, 'h', '2'};
-    SSL_CTX_set_alpn_protos(ctx_, alpn, sizeof alpn);
-    ssl_ = SSL_new(ctx_);
-    SSL_set_fd(ssl_, fd_);
-    if (SSL_connect(ssl_) != 1) throw std::runtime_error("TLS handshake with " + host_port);
-    const unsigned char* chosen = nullptr;
-    unsigned chosen_len = 0;
-    SSL_get0_alpn_selected(ssl_, &chosen, &chosen_len);
-    if (std::string(reinterpret_cast<const char*>(chosen), chosen_len) != "h2")
-      throw std::runtime_error("the proxy did not negotiate h2");
-    nghttp2_session_callbacks* callbacks = nullptr;
-    nghttp2_session_callbacks_new(&callbacks);
-    nghttp2_session_callbacks_set_on_frame_recv_callback(
-        callbacks, [](nghttp2_session*, const nghttp2_frame* frame, void* user) {
-          auto* self = static_cast<RawH2Client*>(user);
-          if (frame->hd.type == NGHTTP2_GOAWAY) {
-            if (!self->goaway) self->goaway = frame->goaway.error_code;  // the first says why
-            self->goaways += " " + std::to_string(frame->goaway.error_code);
-          }
-          if (frame->hd.type == NGHTTP2_RST_STREAM) ++self->resets[frame->rst_stream.error_code];
-          if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_RESPONSE) ++self->responses;
-          if (frame->hd.type == NGHTTP2_PING && (frame->hd.flags & NGHTTP2_FLAG_ACK)) ++self->pings;
-          return 0;
-        });
-    nghttp2_session_callbacks_set_on_stream_close_callback(callbacks,
-                                                           [](nghttp2_session*, int32_t, uint32_t, void* user) {
-                                                             ++static_cast<RawH2Client*>(user)->closed;
-                                                             return 0;
-                                                           });
-    // nghttp2 holds a client to 100 streams until the peer's SETTINGS say otherwise; this one
-    // must be able to go past the proxy's limit.
-    nghttp2_option* option = nullptr;
-    nghttp2_option_new(&option);
-    nghttp2_option_set_peer_max_concurrent_streams(option, 100000);
-    nghttp2_session_client_new2(&session_, callbacks, this, option);
-    nghttp2_option_del(option);
-    nghttp2_session_callbacks_del(callbacks);
-    nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, nullptr, 0);
-  }
-  ~RawH2Client() {
-    nghttp2_session_del(session_);
-    SSL_free(ssl_);
-    SSL_CTX_free(ctx_);
-    close(fd_);
-  }
-
-  // The header fields of a GET (nghttp2 copies them when it sends the HEADERS).
-  struct Get {
-    Get(const std::string& authority, const std::string& path)
-        : nva{nv(":method", "GET"), nv(":scheme", "https"), nv(":authority", authority), nv(":path", path)} {}
-    static nghttp2_nv nv(std::string_view n, std::string_view v) {
-      return {reinterpret_cast<uint8_t*>(const_cast<char*>(n.data())),
-              reinterpret_cast<uint8_t*>(const_cast<char*>(v.data())), n.size(), v.size(), NGHTTP2_NV_FLAG_NONE};
-    }
-    nghttp2_nv nva[4];
-  };
-
-  // HEADERS (a GET of `path`) and RST_STREAM CANCEL right after it, `pairs` times, in batches of
-  // 50, each followed by a PING whose ACK says the proxy has read the batch; stops when the
-  // connection ends (GOAWAY, close, no ACK in 10 s). Returns the pairs the proxy took.
-  int rapid_reset(const std::string& authority, const std::string& path, int pairs) {
-    const Get get(authority, path);
-    int taken = 0;
-    while (taken < pairs && open_ && writable_ && !goaway) {
-      int batch = 0;
-      for (; batch < 50 && taken + batch < pairs; ++batch) {
-        int32_t id = nghttp2_submit_request(session_, nullptr, get.nva, 4, nullptr, nullptr);
-        flush();  // the HEADERS leave before the RST_STREAM is submitted
-        nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
-        flush();
-      }
-      int acked = pings;
-      nghttp2_submit_ping(session_, NGHTTP2_FLAG_NONE, nullptr);
-      flush();
-      auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      while (pings == acked && open_ && !goaway && std::chrono::steady_clock::now() < until) read_for(100);
-      if (pings == acked) break;
-      taken += batch;
-    }
-    return taken;
-  }
-
-  // `streams` GETs of `path` sent at once, before the proxy's SETTINGS are read (so this client
-  // does not hold them back to the advertised limit); then reads until every stream is closed.
-  void open_at_once(const std::string& authority, const std::string& path, int streams) {
-    const Get get(authority, path);
-    for (int i = 0; i < streams; ++i) nghttp2_submit_request(session_, nullptr, get.nva, 4, nullptr, nullptr);
-    flush();
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (open_ && closed < streams && std::chrono::steady_clock::now() < until) read_for(1000);
-  }
-
-  // Reads what the proxy sends for up to `ms` milliseconds (0: what is there now), until it closes.
-  void read_for(int ms) {
-    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-    while (open_) {
-      if (SSL_pending(ssl_) == 0) {
-        int left = static_cast<int>(
-            std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now()).count());
-        pollfd p{fd_, POLLIN, 0};
-        if (poll(&p, 1, std::max(left, 0)) <= 0) return;
-      }
-      unsigned char buf[16384];
-      int n = SSL_read(ssl_, buf, sizeof buf);
-      if (n <= 0) {
-        open_ = false;
-        return;
-      }
-      if (nghttp2_session_mem_recv(session_, buf, static_cast<size_t>(n)) < 0) open_ = false;
-      flush();
-    }
-  }
-
-  std::optional<uint32_t> goaway;  // the error code of the first GOAWAY received
-  std::string goaways;             // the error codes of all of them
-  std::map<uint32_t, int> resets;  // RST_STREAM frames received, by error code
-  int responses = 0;               // response HEADERS received
-  int closed = 0;                  // streams closed
-  int pings = 0;                   // PING ACKs received
-
- private:
-  void flush() {
-    for (;;) {
-      const uint8_t* data = nullptr;
-      auto n = nghttp2_session_mem_send(session_, &data);
-      if (n <= 0) return;
-      if (writable_ && SSL_write(ssl_, data, static_cast<int>(n)) <= 0) writable_ = false;
-    }
-  }
-
-  int fd_ = -1;
-  SSL_CTX* ctx_ = nullptr;
-  SSL* ssl_ = nullptr;
-  nghttp2_session* session_ = nullptr;
-  bool open_ = true;      // the proxy has not closed (what it sent is still to be read)
-  bool writable_ = true;  // writes still go through
-};
 
 class H2Test : public ProxyTest {
  protected:

@@ -30,6 +30,11 @@ using testing::proxy_binary;
 using testing::ProxyProcess;
 using testing::TempDir;
 
+// Growth of the proxy's peak RSS. VmHWM can read lower later: the kernel folds the current RSS into
+// it when read, but returning memory with madvise (malloc_trim) does not record the old peak, so a
+// later reading may be a few KiB under an earlier one. That is no growth.
+inline std::uint64_t growth(std::uint64_t before, std::uint64_t after) { return after > before ? after - before : 0; }
+
 // faultline-proxy (tests/support/proxy_process.hpp) serving certificates minted from `ca`, written
 // to <dir>/proxy-ca.crt and .key, with `extra_args` (upstream, log level, ...); its files are
 // <dir>/proxy.log and <dir>/proxy-ready.json. Throws with the proxy's log when it does not start.

@@ -148,11 +148,6 @@ class relay : public RelayFixture {
   }
 };
 
-// Growth of the proxy's peak RSS. VmHWM can read lower later: the kernel folds the current RSS into
-// it when read, but returning memory with madvise (malloc_trim) does not record the old peak, so a
-// later reading may be a few KiB under an earlier one. That is no growth.
-std::uint64_t growth(std::uint64_t before, std::uint64_t after) { return after > before ? after - before : 0; }
-
 TEST_F(relay, HundredMegabyteResponsePassesIntactWithBoundedMemory) {
   testing::MemoryMeasured measured;
   auto proxy = start_proxy();

@@ -15,11 +15,16 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/url/parse.hpp>
+#include <boost/url/parse_query.hpp>
 
+#include <nghttp2/nghttp2.h>
 #include <openssl/evp.h>
 
+#include <array>
 #include <atomic>
+#include <cstring>
 #include <deque>
+#include <map>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -78,7 +83,7 @@ std::string pattern_sha256(std::uint64_t size) {
 
 struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
   explicit Impl(const net::CertifiedKey& serving)
-      : tls(net::make_server_context(serving)),
+      : tls(net::make_server_context(serving, /*offer_h2=*/true)),
         acceptor(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)),
         chunk_wake(ioc) {}
 
@@ -88,6 +93,7 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
   std::thread thread;
 
   std::atomic<std::uint64_t> body_written{0};
+  std::atomic<std::uint64_t> body_written_total{0};
   std::atomic<bool> body_complete{false};
   std::atomic<std::size_t> chunks_written{0};
   std::atomic<std::uint64_t> tunnel_received{0};
@@ -109,6 +115,10 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
   asio::awaitable<void> serve(Stream stream) {
     auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
     if (hec) co_return;
+    if (net::alpn_selected(stream.native_handle()) == "h2") {
+      co_await serve_h2(stream);
+      co_return;
+    }
     beast::flat_buffer buffer;
     for (;;) {
       http::request_parser<http::buffer_body> parser;
@@ -172,6 +182,7 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
       if (ec && ec != http::error::need_buffer) co_return false;
       offset += n;
       body_written = offset;
+      body_written_total += n;
     } while (!sr.is_done());
     body_complete = true;
     co_return true;
@@ -288,6 +299,153 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
     }
   }
 
+  // ---- HTTP/2 (ALPN chose h2): an nghttp2 server session, one loop that writes what the session
+  // has to send, then reads. GET /bytes and /headers as over HTTP/1.1, and
+  // /header-bomb?count=N: 200 with N copies of one 3,000-byte field (nghttp2's deflater indexes
+  // it once and refers to it by index: a few bytes on the wire, N x 3 kB decompressed).
+  struct H2Stream {
+    std::string path, query;
+    std::string headers;     // the request's regular fields, "name: value" lines
+    std::uint64_t size = 0;  // /bytes: body size
+    std::uint64_t sent = 0;  // /bytes: body bytes handed to the session
+    std::string text;        // other bodies
+    std::size_t text_off = 0;
+  };
+  struct H2Conn {
+    Impl* impl = nullptr;
+    nghttp2_session* session = nullptr;
+    std::map<std::int32_t, H2Stream> streams;
+    ~H2Conn() {
+      if (session) nghttp2_session_del(session);
+    }
+  };
+
+  static ssize_t h2_read_body(nghttp2_session*, std::int32_t id, uint8_t* buf, size_t length, uint32_t* flags,
+                              nghttp2_data_source*, void* user) {
+    auto* c = static_cast<H2Conn*>(user);
+    auto& st = c->streams[id];
+    if (st.path == "/bytes") {
+      auto n = static_cast<std::size_t>(std::min<std::uint64_t>(length, st.size - st.sent));
+      fill_pattern(reinterpret_cast<char*>(buf), st.sent, n);
+      st.sent += n;
+      c->impl->body_written = st.sent;
+      c->impl->body_written_total += n;
+      if (st.sent == st.size) {
+        *flags |= NGHTTP2_DATA_FLAG_EOF;
+        c->impl->body_complete = true;
+      }
+      return static_cast<ssize_t>(n);
+    }
+    std::size_t n = std::min(length, st.text.size() - st.text_off);
+    std::memcpy(buf, st.text.data() + st.text_off, n);
+    st.text_off += n;
+    if (st.text_off == st.text.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return static_cast<ssize_t>(n);
+  }
+
+  static void h2_respond(H2Conn& c, std::int32_t id) {
+    auto& st = c.streams[id];
+    auto param = [&](std::string_view name) -> std::uint64_t {
+      auto params = boost::urls::parse_query(st.query);
+      if (!params) return 0;
+      auto it = params->find(name);
+      return it == params->end() ? 0 : std::stoull(std::string((*it).value));
+    };
+    std::vector<std::pair<std::string, std::string>> fields = {{":status", "200"}};
+    if (st.path == "/bytes") {
+      st.size = param("size");
+      c.impl->body_written = 0;
+      c.impl->body_complete = st.size == 0;
+      fields.emplace_back("content-type", "application/octet-stream");
+      fields.emplace_back("content-length", std::to_string(st.size));
+    } else if (st.path == "/headers") {
+      st.text = st.headers;
+    } else if (st.path == "/header-bomb") {
+      const std::string value(3000, 'b');
+      for (std::uint64_t i = 0, n = param("count"); i < n; ++i) fields.emplace_back("x-bomb", value);
+      st.text = "ok";
+    } else {
+      fields[0].second = "404";
+      st.text = "no such test endpoint\n";
+    }
+    if (st.path != "/bytes") fields.emplace_back("content-length", std::to_string(st.text.size()));
+    std::vector<nghttp2_nv> nva;
+    for (auto& [name, value] : fields) {
+      nva.push_back({reinterpret_cast<uint8_t*>(name.data()), reinterpret_cast<uint8_t*>(value.data()), name.size(),
+                     value.size(), NGHTTP2_NV_FLAG_NONE});
+    }
+    nghttp2_data_provider provider{};
+    provider.read_callback = h2_read_body;
+    const bool empty = st.path == "/bytes" ? st.size == 0 : st.text.empty();
+    nghttp2_submit_response(c.session, id, nva.data(), nva.size(), empty ? nullptr : &provider);
+  }
+
+  asio::awaitable<void> serve_h2(Stream& stream) {
+    H2Conn c;
+    c.impl = this;
+    nghttp2_session_callbacks* callbacks = nullptr;
+    nghttp2_session_callbacks_new(&callbacks);
+    nghttp2_session_callbacks_set_on_header_callback(
+        callbacks, [](nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
+                      const uint8_t* value, size_t valuelen, uint8_t, void* user) {
+          auto& st = static_cast<H2Conn*>(user)->streams[frame->hd.stream_id];
+          std::string_view n(reinterpret_cast<const char*>(name), namelen);
+          std::string_view v(reinterpret_cast<const char*>(value), valuelen);
+          if (n == ":path") {
+            auto q = v.find('?');
+            st.path = v.substr(0, q);
+            st.query = q == std::string_view::npos ? std::string() : std::string(v.substr(q + 1));
+          } else if (!n.starts_with(":")) {
+            st.headers += std::string(n) + ": " + std::string(v) + "\n";
+          }
+          return 0;
+        });
+    nghttp2_session_callbacks_set_on_frame_recv_callback(
+        callbacks, [](nghttp2_session*, const nghttp2_frame* frame, void* user) {
+          // The request is answered once it is complete (these tests send no request bodies).
+          if ((frame->hd.type == NGHTTP2_HEADERS || frame->hd.type == NGHTTP2_DATA) &&
+              (frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
+            h2_respond(*static_cast<H2Conn*>(user), frame->hd.stream_id);
+          return 0;
+        });
+    nghttp2_session_callbacks_set_on_stream_close_callback(callbacks,
+                                                           [](nghttp2_session*, std::int32_t id, uint32_t, void* user) {
+                                                             static_cast<H2Conn*>(user)->streams.erase(id);
+                                                             return 0;
+                                                           });
+    // A header list of any size may be sent (the relay's limit is what is tested).
+    nghttp2_option* option = nullptr;
+    nghttp2_option_new(&option);
+    nghttp2_option_set_max_send_header_block_length(option, 1 << 30);
+    nghttp2_session_server_new2(&c.session, callbacks, &c, option);
+    nghttp2_option_del(option);
+    nghttp2_session_callbacks_del(callbacks);
+    const nghttp2_settings_entry settings[] = {{NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 1000}};
+    nghttp2_submit_settings(c.session, NGHTTP2_FLAG_NONE, settings, std::size(settings));
+    std::vector<uint8_t> out;
+    std::array<uint8_t, 16384> in;
+    for (;;) {
+      for (;;) {
+        const uint8_t* data = nullptr;
+        auto n = nghttp2_session_mem_send(c.session, &data);
+        if (n < 0) co_return;
+        if (n == 0) break;
+        out.insert(out.end(), data, data + n);
+      }
+      if (!out.empty()) {
+        auto [ec, n] = co_await asio::async_write(stream, asio::buffer(out), use_tuple);
+        if (ec) co_return;
+        out.clear();
+        continue;
+      }
+      if (!nghttp2_session_want_read(c.session) && !nghttp2_session_want_write(c.session)) break;
+      auto [ec, n] = co_await stream.async_read_some(asio::buffer(in), use_tuple);
+      if (ec) co_return;
+      if (nghttp2_session_mem_recv(c.session, in.data(), n) < 0) co_return;
+    }
+    co_await stream.async_shutdown(use_tuple);
+  }
+
   void note_tunnel_bytes(std::size_t n) {
     tunnel_last_ns = std::chrono::steady_clock::now().time_since_epoch().count();
     tunnel_received += n;
@@ -306,6 +464,7 @@ TestUpstream::~TestUpstream() {
 
 unsigned short TestUpstream::port() const { return impl_->acceptor.local_endpoint().port(); }
 std::uint64_t TestUpstream::body_bytes_written() const { return impl_->body_written.load(); }
+std::uint64_t TestUpstream::body_bytes_written_total() const { return impl_->body_written_total.load(); }
 bool TestUpstream::body_complete() const { return impl_->body_complete.load(); }
 std::size_t TestUpstream::chunks_written() const { return impl_->chunks_written.load(); }
 std::uint64_t TestUpstream::tunnel_bytes_received() const { return impl_->tunnel_received.load(); }

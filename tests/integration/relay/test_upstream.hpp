@@ -8,11 +8,14 @@
 //   GET  /echo           with "Connection: Upgrade, Upgrade: faultline-echo": 101, then "hello\n"
 //                        and every byte received is written back (a raw tunnel, as exec uses)
 //   ANY  /headers        the request's header fields as "name: value" lines (the body is dropped)
+//   GET  /header-bomb?count=N  (HTTP/2 only) 200 with N copies of one 3,000-byte field, which
+//                        HPACK sends once and then refers to by index
 //   GET  /raw/<what>     an invalid response, then the connection closes: bad-status (status
 //                        line), big-header (a 20 KiB field), huge-field (a 70 KiB field),
 //                        length-and-chunked (Content-Length and Transfer-Encoding), or
 //                        interim?count=N (N "103 Early Hints", then 200 "ok": valid, unless N is
 //                        more than a client accepts)
+// It offers h2 and http/1.1 (ALPN); over h2 it serves /bytes, /headers and /header-bomb.
 // It runs on its own thread; the counters are safe to read from the test thread.
 
 #include <chrono>
@@ -61,6 +64,9 @@ class TestUpstream {
   // handed to the kernel; and whether the whole body was.
   std::uint64_t body_bytes_written() const;
   bool body_complete() const;
+  // GET /bytes: body bytes of every response so far (both protocols) whose write has completed
+  // (HTTP/1.1) or that the HTTP/2 session took to send (so flow control allowed them).
+  std::uint64_t body_bytes_written_total() const;
 
   // GET /chunks: send `data` as the next chunk of the open stream (or of the next one opened).
   void release_chunk(std::string data);

@@ -1,0 +1,241 @@
+// Hostile HTTP/2 against the real faultline-proxy binary, with the in-process test upstream
+// speaking h2: header lists that decompress to far more than the proxy's limit (an HPACK bomb,
+// sent by nghttp2's own deflater), a CONTINUATION flood that never ends its header block, an
+// upstream answering with a header bomb, and a stream whose reader never opens its window while
+// the other streams of its connection and other connections go on. Each checks the HTTP/2
+// answer, that the proxy's memory stays bounded (peak RSS, in the normal build: AddressSanitizer's
+// quarantine is what it would measure there) and that other clients are served meanwhile.
+
+#include <gtest/gtest.h>
+
+#include <nghttp2/nghttp2.h>
+
+#include <thread>
+
+#include "raw_h2_client.hpp"
+#include "relay_fixture.hpp"
+
+namespace faultline::relaytest {
+namespace {
+
+using testing::RawH2Client;
+using namespace std::chrono_literals;
+
+constexpr std::uint64_t MiB = 1024 * 1024;
+// Allowed growth of the proxy's peak RSS: far below what each attack would cost a proxy that
+// buffered it (tens of MB), far above the relay's own buffers.
+constexpr std::uint64_t kGrowthBoundKiB = 16 * 1024;
+// One HPACK-indexed field: small enough for nghttp2's deflater to index it (at most 3/4 of the
+// 4,096-byte table), so each repetition costs one byte on the wire and 3 kB decompressed.
+const std::string kBombValue(3000, 'b');
+
+class relay_h2 : public RelayFixture {
+ protected:
+  relay_h2() : RelayFixture("relay-h2") {}
+
+  testing::MemoryMeasured measured_;  // ASan's quarantine off: the proxies' RSS is theirs
+
+  std::string authority(const ProxyProcess& proxy) const { return "127.0.0.1:" + std::to_string(proxy.port()); }
+
+  // A GET relayed to the test upstream over `client`'s connection and answered in full.
+  void expect_served(RawH2Client& client, const ProxyProcess& proxy, std::uint64_t size = 16) {
+    auto id = client.get(authority(proxy), "/bytes?size=" + std::to_string(size));
+    client.read_until([&] { return client.streams[id].closed; }, 30s);
+    EXPECT_EQ(client.streams[id].status, 200) << "stream " << id;
+    EXPECT_EQ(client.streams[id].body, size) << "stream " << id;
+  }
+  // The same on a new connection.
+  void expect_served(const ProxyProcess& proxy) {
+    RawH2Client client(authority(proxy));
+    expect_served(client, proxy);
+  }
+
+  // `attacker`'s connection ended with GOAWAY ENHANCE_YOUR_CALM, the proxy's peak RSS grew by
+  // less than the bound since `before` (KiB), another connection is served, the proxy exits cleanly.
+  void expect_calmed(RawH2Client& attacker, ProxyProcess& proxy, std::uint64_t before, const std::string& what) {
+    auto after = proxy.peak_rss_kib();
+    EXPECT_FALSE(attacker.open()) << what << ": the proxy kept the connection open";
+    ASSERT_TRUE(attacker.goaway.has_value()) << what << ": the connection ended without GOAWAY\n"
+                                             << proxy.log().substr(0, 4000);
+    EXPECT_EQ(*attacker.goaway, static_cast<std::uint32_t>(NGHTTP2_ENHANCE_YOUR_CALM))
+        << "GOAWAY codes:" << attacker.goaways;
+    std::cout << "[h2 limits] " << what << ": proxy peak RSS " << before << " -> " << after << " KiB\n";
+    EXPECT_LT(growth(before, after), kGrowthBoundKiB);
+    expect_served(proxy);
+    EXPECT_TRUE(proxy.stop()) << proxy.log().substr(0, 4000);
+  }
+
+  static RawH2Client::Fields bomb(std::size_t copies) { return RawH2Client::Fields(copies, {"x-bomb", kBombValue}); }
+};
+
+// A header list over --max-header-bytes (1 MiB by default) but within four times it: 431 on that
+// stream; the connection carries the next request.
+TEST_F(relay_h2, HeaderListOverTheLimitAnswers431AndTheConnectionGoesOn) {
+  auto proxy = start_proxy();
+  RawH2Client client(authority(*proxy));
+  auto id = client.get(authority(*proxy), "/headers", bomb(500));  // 1.5 MB decompressed
+  ASSERT_TRUE(client.read_until([&] { return client.streams[id].closed; }, 30s)) << proxy->log().substr(0, 4000);
+  EXPECT_EQ(client.streams[id].status, 431);
+  EXPECT_FALSE(client.goaway.has_value());
+  expect_served(client, *proxy);
+  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+}
+
+// The HPACK bomb: one 3 kB field indexed, then referred to 20,000 times (HEADERS + CONTINUATION,
+// some 23 kB on the wire, 60 MB decompressed). Past four times the header limit the proxy stops
+// decoding and ends the connection with GOAWAY ENHANCE_YOUR_CALM; its memory stays bounded and
+// another connection is served during and after.
+TEST_F(relay_h2, HpackBombEndsTheConnectionWithGoawayAndMemoryStaysBounded) {
+  auto proxy = start_proxy();
+  RawH2Client bystander(authority(*proxy));
+  expect_served(bystander, *proxy);
+  auto before = proxy->peak_rss_kib();
+
+  RawH2Client attacker(authority(*proxy));
+  auto id = attacker.get(authority(*proxy), "/headers", bomb(20000));
+  attacker.read_until([&] { return !attacker.open(); }, 30s);
+  expect_served(bystander, *proxy);
+  EXPECT_EQ(attacker.streams[id].status, 0) << "the bomb was answered";
+  expect_calmed(attacker, *proxy, before, "HPACK bomb (60 MB decompressed)");
+}
+
+// HEADERS without END_HEADERS, then CONTINUATION frames that never end the header block (empty
+// ones: the header list does not grow, only the count of frames). The proxy bounds the
+// CONTINUATION frames of one header block (nghttp2's limit, 8) and ends the connection with
+// GOAWAY ENHANCE_YOUR_CALM; other connections are served.
+TEST_F(relay_h2, ContinuationFloodEndsTheConnectionWithGoaway) {
+  auto proxy = start_proxy();
+  auto before = proxy->peak_rss_kib();
+  RawH2Client attacker(authority(*proxy));
+  attacker.read_for(500);  // the proxy's SETTINGS, acknowledged before the raw frames begin
+
+  // The request's header block, encoded by nghttp2's deflater.
+  nghttp2_hd_deflater* deflater = nullptr;
+  ASSERT_EQ(nghttp2_hd_deflate_new(&deflater, 4096), 0);
+  const std::string authority_value = authority(*proxy);
+  nghttp2_nv nva[] = {RawH2Client::nv(":method", "GET"), RawH2Client::nv(":scheme", "https"),
+                      RawH2Client::nv(":authority", authority_value), RawH2Client::nv(":path", "/headers")};
+  std::string start(nghttp2_hd_deflate_bound(deflater, nva, std::size(nva)), '\0');
+  auto encoded =
+      nghttp2_hd_deflate_hd(deflater, reinterpret_cast<uint8_t*>(start.data()), start.size(), nva, std::size(nva));
+  nghttp2_hd_deflate_del(deflater);
+  ASSERT_GT(encoded, 0);
+  start.resize(static_cast<std::size_t>(encoded));
+  // A frame header (RFC 9113 4.1) on stream 1, then the payload.
+  auto frame = [](uint8_t type, uint8_t flags, const std::string& payload) {
+    std::string f = {static_cast<char>(payload.size() >> 16),
+                     static_cast<char>(payload.size() >> 8),
+                     static_cast<char>(payload.size()),
+                     static_cast<char>(type),
+                     static_cast<char>(flags),
+                     0,
+                     0,
+                     0,
+                     1};
+    return f + payload;
+  };
+  constexpr int kFrames = 100000;
+  std::string batch;
+  for (int i = 0; i < 1000; ++i) batch += frame(NGHTTP2_CONTINUATION, 0, "");
+  int sent = 0;
+  if (attacker.write_raw(frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM, start))) {
+    while (sent < kFrames && attacker.write_raw(batch)) sent += 1000;
+  }
+  attacker.read_until([&] { return !attacker.open(); }, 10s);
+  expect_calmed(attacker, *proxy, before,
+                "CONTINUATION flood (" + std::to_string(sent) + " frames written before the proxy closed)");
+}
+
+// The reverse: the upstream answers with 2,000 references to one indexed 3 kB field (6 MB
+// decompressed) against the proxy's 16 KiB response header limit: 502 with a Status on that
+// stream only; the other stream of the connection is answered.
+TEST_F(relay_h2, UpstreamHeaderBombAnswers502OnItsStreamOnly) {
+  auto proxy = start_proxy();
+  auto before = proxy->peak_rss_kib();
+  RawH2Client client(authority(*proxy));
+  auto bombed = client.get(authority(*proxy), "/header-bomb?count=2000");
+  auto other = client.get(authority(*proxy), "/bytes?size=100000");
+  client.read_until([&] { return client.streams[bombed].closed && client.streams[other].closed; }, 30s);
+  auto after = proxy->peak_rss_kib();
+  EXPECT_EQ(client.streams[bombed].status, 502) << proxy->log().substr(0, 4000);
+  EXPECT_EQ(client.streams[other].status, 200);
+  EXPECT_EQ(client.streams[other].body, 100000u);
+  EXPECT_FALSE(client.goaway.has_value());
+  std::cout << "[h2 limits] upstream header bomb (6 MB decompressed): proxy peak RSS " << before << " -> " << after
+            << " KiB\n";
+  EXPECT_LT(growth(before, after), kGrowthBoundKiB);
+  // A small one is relayed as it is.
+  auto small = client.get(authority(*proxy), "/header-bomb?count=2");
+  client.read_until([&] { return client.streams[small].closed; }, 30s);
+  EXPECT_EQ(client.streams[small].status, 200);
+  expect_served(client, *proxy);
+  ASSERT_TRUE(proxy->stop());
+  EXPECT_EQ(count_lines_with(proxy->log(), " warning ", "response header larger than"), 1u) << proxy->log();
+}
+
+// A client that never opens the window of one stream (a 64 MiB body: no WINDOW_UPDATE for it, the
+// connection window is given back as real clients do) while it runs other streams on the same
+// connection, and another client on another connection: the others complete, the proxy stops
+// taking the held stream's body from the upstream after about a window on each side (flow
+// control end to end), and its memory stays far below the body.
+TEST_F(relay_h2, StreamNeverReadHoldsAWindowWhileOtherStreamsAndConnectionsGoOn) {
+  constexpr std::uint64_t kHeld = 64 * MiB;
+  constexpr std::uint64_t kOther = 200000;  // three windows: WINDOW_UPDATEs take part
+  constexpr int kOthers = 20;
+  auto proxy = start_proxy();
+  RawH2Client client(authority(*proxy), {.manual_windows = true, .connection_window = 1 << 30});
+  expect_served(client, *proxy);
+  auto before = proxy->peak_rss_kib();
+  auto written_before = upstream->body_bytes_written_total();
+
+  auto held = client.get(authority(*proxy), "/bytes?size=" + std::to_string(kHeld));
+  client.hold(held);
+  ASSERT_TRUE(client.read_until([&] { return client.streams[held].body >= 65535; }, 30s))
+      << "the held stream's first window did not arrive: " << client.streams[held].body << " bytes";
+  std::vector<std::int32_t> others;
+  for (int i = 0; i < kOthers; ++i)
+    others.push_back(client.get(authority(*proxy), "/bytes?size=" + std::to_string(kOther)));
+  client.read_until(
+      [&] { return std::all_of(others.begin(), others.end(), [&](auto id) { return client.streams[id].closed; }); },
+      60s);
+  for (auto id : others) {
+    EXPECT_EQ(client.streams[id].status, 200) << "stream " << id;
+    EXPECT_EQ(client.streams[id].body, kOther) << "stream " << id;
+  }
+  {
+    RawH2Client elsewhere(authority(*proxy));
+    expect_served(elsewhere, *proxy, 4 * MiB);
+  }
+  // Let the upstream push whatever the proxy still takes: until nothing moves for 2 s, or the
+  // whole body left (a proxy that buffers without regard to the client's window).
+  const std::uint64_t others_bytes = kOthers * kOther + 4 * MiB;
+  auto held_sent = [&] {
+    auto total = upstream->body_bytes_written_total() - written_before;
+    return total > others_bytes ? total - others_bytes : 0;
+  };
+  std::uint64_t last = 0;
+  for (int unchanged = 0, i = 0; i < 3000 && unchanged < 100 && last < kHeld; ++i) {
+    client.read_for(20);
+    auto now = held_sent();
+    unchanged = now == last ? unchanged + 1 : 0;
+    last = now;
+  }
+  auto after = proxy->peak_rss_kib();
+  const std::uint64_t held_from_upstream = last;
+  std::cout << "[h2 limits] held 64 MiB stream: client got " << client.streams[held].body
+            << " bytes, the upstream sent " << held_from_upstream << "; proxy peak RSS " << before << " -> " << after
+            << " KiB\n";
+  EXPECT_EQ(client.streams[held].body, 65535u) << "more than the client's stream window arrived";
+  // The client's window (64 KiB), what the proxy holds for the stream (its own 64 KiB window
+  // towards the upstream) and nothing else.
+  EXPECT_LT(held_from_upstream, 1 * MiB) << "the proxy kept reading the held stream's body from the upstream";
+  EXPECT_LT(growth(before, after), kGrowthBoundKiB);
+
+  // Cancelling the held stream gives its windows back: the connection carries the next request.
+  client.cancel(held);
+  expect_served(client, *proxy, kOther);
+  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+}
+
+}  // namespace
+}  // namespace faultline::relaytest
