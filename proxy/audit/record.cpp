@@ -156,13 +156,15 @@ void append_int(std::string& out, Int v) {
 
 }  // namespace
 
-std::string to_json_line(const Record& r) {
+std::string to_json_line(const Record& r) { return to_json_line(r, r.seq, r.ts); }
+
+std::string to_json_line(const Record& r, std::uint64_t seq, std::chrono::system_clock::time_point ts) {
   std::string out;
   out.reserve(384 + r.user_agent.size() + r.path.size());
   out += "{\"seq\":";
-  append_int(out, r.seq);
+  append_int(out, seq);
   out += ",\"ts\":\"";
-  out += net::format_rfc3339(r.ts, 6);
+  out += net::format_rfc3339(ts, 6);
   out += "\",\"conn\":";
   append_int(out, r.conn);
   const std::pair<std::string_view, const std::string*> texts[] = {{"client", &r.client},
