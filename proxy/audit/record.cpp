@@ -97,6 +97,16 @@ json::object to_json(const Record& r) {
 
 namespace {
 
+// Bytes JSON needs escaped: control characters, '"' and '\\' (one table load per byte instead of
+// three compares).
+constexpr std::array<bool, 256> kEscaped = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 0x20; ++c) table[c] = true;
+  table['"'] = true;
+  table['\\'] = true;
+  return table;
+}();
+
 // The line is written directly, byte for byte what json::serialize(to_json(record)) writes (a unit
 // test holds them equal): building the object first (a node and a string per key) was a tenth of
 // the relay thread's instructions per small request.
@@ -106,7 +116,7 @@ void append_escaped(std::string& out, std::string_view s) {
   std::size_t clean = 0;  // start of the bytes not yet copied
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    if (!kEscaped[c]) continue;
     out.append(s.data() + clean, i - clean);
     clean = i + 1;
     switch (c) {
