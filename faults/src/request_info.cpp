@@ -8,7 +8,6 @@
 #include <optional>
 #include <vector>
 
-#include <boost/algorithm/string/case_conv.hpp>
 #include <boost/algorithm/string/predicate.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
@@ -49,13 +48,14 @@ const std::string* first_query_value(const Target& target, std::string_view key)
   return nullptr;
 }
 
-// Go's strings.Split(strings.Trim(path, "/"), "/"), empty for "" or "/".
-std::vector<std::string> split_path(std::string_view path) {
+// Go's strings.Split(strings.Trim(path, "/"), "/"), empty for "" or "/". The parts are views
+// into `path` (no string per segment per request).
+std::vector<std::string_view> split_path(std::string_view path) {
   auto first = path.find_first_not_of('/');
   if (first == std::string_view::npos) return {};
   auto last = path.find_last_not_of('/');
   path = path.substr(first, last - first + 1);
-  std::vector<std::string> parts;
+  std::vector<std::string_view> parts;
   std::size_t begin = 0;
   while (true) {
     auto slash = path.find('/', begin);
@@ -174,13 +174,13 @@ void record_selectors(RequestInfo& info, const Target& target) {
 }
 
 // Fills resource/subresource/name from parts "resource/name/subresource/...".
-void assign_parts(RequestInfo& info, const std::vector<std::string>& parts) {
+void assign_parts(RequestInfo& info, const std::vector<std::string_view>& parts) {
   if (parts.size() >= 3 && info.verb != "proxy") info.subresource = parts[2];
   if (parts.size() >= 2) info.name = parts[1];
   if (!parts.empty()) info.resource = parts[0];
 }
 
-void classify_resource(RequestInfo& info, std::string_view method, std::vector<std::string> parts,
+void classify_resource(RequestInfo& info, std::string_view method, std::vector<std::string_view> parts,
                        const Target& target) {
   info.is_resource_request = true;
   info.api_version = parts.front();
@@ -216,10 +216,12 @@ void classify_resource(RequestInfo& info, std::string_view method, std::vector<s
 RequestInfo classify(std::string_view method, std::string_view target) {
   Target parsed = parse_target(target);
   RequestInfo info;
-  info.path = parsed.path;
-  info.verb = boost::algorithm::to_lower_copy(std::string(method));
+  info.path = std::move(parsed.path);
+  // ASCII lower case (a method is a token): no locale lookup per character.
+  info.verb.reserve(method.size());
+  for (char c : method) info.verb += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
 
-  std::vector<std::string> parts = split_path(parsed.path);
+  std::vector<std::string_view> parts = split_path(info.path);
   if (parts.size() < 3 || (parts[0] != "api" && parts[0] != "apis")) return info;
   info.api_prefix = parts[0];
   parts.erase(parts.begin());

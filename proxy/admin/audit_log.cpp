@@ -68,12 +68,12 @@ AuditLog::~AuditLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::uint64_t AuditLog::append(audit::Record record) {
+std::uint64_t AuditLog::append(const audit::Record& record) {
   std::lock_guard lock(mutex_);
   const auto now = options_.clock();
-  record.seq = next_seq_++;
-  if (record.ts == std::chrono::system_clock::time_point{}) record.ts = now;
-  std::string line = audit::to_json_line(record);
+  const std::uint64_t seq = next_seq_++;
+  const auto ts = record.ts == std::chrono::system_clock::time_point{} ? now : record.ts;
+  std::string line = audit::to_json_line(record, seq, ts);
   if (!options_.path.empty()) {
     file_buffer_ += line;
     ++buffered_records_;
@@ -84,11 +84,11 @@ std::uint64_t AuditLog::append(audit::Record record) {
     ring_.pop_front();
   }
   ring_bytes_ += line.size();
-  ring_.push_back({record.seq, std::move(line)});
+  ring_.push_back({seq, std::move(line)});
   if (file_buffer_.size() >= options_.flush_bytes || now - last_flush_ >= options_.flush_interval) {
     flush_locked();
   }
-  return record.seq;
+  return seq;
 }
 
 void AuditLog::flush() {

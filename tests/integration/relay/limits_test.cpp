@@ -139,6 +139,24 @@ TEST_F(relay_limits, HeaderFieldTooLongForBeastAnswers431AndTheProxyCarriesOn) {
   EXPECT_TRUE(proxy->stop()) << "faultline-proxy did not exit cleanly:\n" << proxy->log().substr(0, 4000);
 }
 
+// Hop-by-hop request headers (and the ones Connection names) end at the proxy; end-to-end ones
+// reach the upstream as sent.
+TEST_F(relay_limits, HopByHopRequestHeadersDoNotReachTheUpstream) {
+  auto proxy = start_proxy();
+  auto client = connect(*proxy);
+  auto answer = exchange_raw(*client,
+                             "GET /headers HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: X-Named\r\n"
+                             "Keep-Alive: timeout=5\r\nProxy-Connection: keep-alive\r\nTE: trailers\r\n"
+                             "Trailer: X-Sum\r\nUpgrade: websocket\r\nX-Named: 1\r\nX-Kept: 1\r\n\r\n");
+  ASSERT_EQ(answer.status(), 200) << answer.error;
+  const std::string lines = "\n" + answer.response.body();
+  EXPECT_NE(lines.find("\nX-Kept: 1\n"), std::string::npos) << lines;
+  for (const char* name : {"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Upgrade", "X-Named"}) {
+    EXPECT_EQ(lines.find("\n" + std::string(name) + ":"), std::string::npos)
+        << name << " reached the upstream:" << lines;
+  }
+}
+
 // ---- invalid upstream responses ----------------------------------------------------------------
 
 TEST_F(relay_limits, InvalidUpstreamResponseAnswers502StatusAndKeepsTheConnection) {

@@ -54,7 +54,7 @@ class AuditLog {
 
   // Assigns the next seq (1, 2, 3, ...), stamps ts when unset, stores the record; returns seq.
   // Never throws for I/O: a failed write is logged once and reported by write_failed().
-  std::uint64_t append(audit::Record record);
+  std::uint64_t append(const audit::Record& record);
 
   // Records with seq > since, at most `limit` of them.
   AuditSince since(std::uint64_t since, std::size_t limit = SIZE_MAX) const;

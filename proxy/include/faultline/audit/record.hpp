@@ -56,6 +56,9 @@ class FormatError : public std::runtime_error {
 boost::json::object to_json(const Record& record);
 // One line: serialized object plus '\n'.
 std::string to_json_line(const Record& record);
+// The same line with `seq` and `ts` in place of the record's own (the audit log assigns them
+// without a copy of the record).
+std::string to_json_line(const Record& record, std::uint64_t seq, std::chrono::system_clock::time_point ts);
 // Inverse of to_json; throws FormatError naming the offending key.
 Record from_json(const boost::json::value& value);
 
