@@ -28,13 +28,25 @@ std::vector<std::string_view> split_commas(std::string_view value) {
 
 }  // namespace
 
-bool is_hop_by_hop(std::string_view name) {
-  static constexpr std::array<std::string_view, 8> kHopByHop = {
-      "connection",          "keep-alive", "proxy-connection", "proxy-authenticate",
-      "proxy-authorization", "te",         "trailer",          "upgrade"};
-  return std::any_of(kHopByHop.begin(), kHopByHop.end(),
-                     [name](std::string_view hop) { return boost::beast::iequals(hop, name); });
+// Every hop-by-hop name is one Beast knows, so a field's enum decides.
+bool is_hop_by_hop(boost::beast::http::field field) {
+  using boost::beast::http::field;
+  switch (field) {
+    case field::connection:
+    case field::keep_alive:
+    case field::proxy_connection:
+    case field::proxy_authenticate:
+    case field::proxy_authorization:
+    case field::te:
+    case field::trailer:
+    case field::upgrade:
+      return true;
+    default:
+      return false;
+  }
 }
+
+bool is_hop_by_hop(std::string_view name) { return is_hop_by_hop(boost::beast::http::string_to_field(name)); }
 
 std::vector<std::string> connection_tokens(std::string_view connection_value) {
   std::vector<std::string> out;

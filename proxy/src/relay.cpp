@@ -26,26 +26,6 @@ namespace {
 using net::throw_if;
 using net::use_tuple;
 
-// is_hop_by_hop of a parsed field: a name Beast knows is decided by its enum (every hop-by-hop
-// name is one), without eight string compares per header per request.
-bool hop_by_hop_field(http::field known, std::string_view name) {
-  switch (known) {
-    case http::field::connection:
-    case http::field::keep_alive:
-    case http::field::proxy_connection:
-    case http::field::proxy_authenticate:
-    case http::field::proxy_authorization:
-    case http::field::te:
-    case http::field::trailer:
-    case http::field::upgrade:
-      return true;
-    case http::field::unknown:
-      return is_hop_by_hop(name);
-    default:
-      return false;
-  }
-}
-
 // Removes hop-by-hop headers and those the Connection header names. An upgrade keeps Connection
 // and Upgrade: they are the handshake being relayed.
 template <class Fields>
@@ -59,7 +39,7 @@ void strip_hop_by_hop(Fields& fields, bool keep_upgrade) {
     if (keep_upgrade && upgrade_header) continue;
     bool listed =
         std::any_of(named.begin(), named.end(), [&](const std::string& token) { return beast::iequals(token, name); });
-    if (hop_by_hop_field(field.name(), name) || (listed && !(keep_upgrade && beast::iequals(name, "upgrade"))))
+    if (is_hop_by_hop(field.name()) || (listed && !(keep_upgrade && beast::iequals(name, "upgrade"))))
       drop.emplace_back(name);
   }
   for (const auto& name : drop) fields.erase(name);

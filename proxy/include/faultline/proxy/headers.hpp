@@ -1,6 +1,8 @@
 #pragma once
 // Header rules of the relay, as pure functions over header names and values.
 
+#include <boost/beast/http/field.hpp>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +13,7 @@ namespace faultline::proxy {
 // Proxy-Authenticate, Proxy-Authorization, TE, Trailer, Upgrade — plus any header the Connection
 // header names. Transfer-Encoding is hop-by-hop too, but the relay keeps the message framing of
 // each side (it re-chunks faithfully), so it is not in this list.
+bool is_hop_by_hop(boost::beast::http::field field);  // of a parsed field: no string compare
 bool is_hop_by_hop(std::string_view name);
 
 // The comma-separated tokens of a Connection header value, lower-cased and trimmed.
