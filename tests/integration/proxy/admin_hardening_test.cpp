@@ -208,6 +208,22 @@ std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
+// One request written as raw bytes over `client` (any method, any target), and its answer's status.
+int status_of(TlsClient& client, const std::string& method, const std::string& target) {
+  const std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  asio::write(client.stream, asio::buffer(request));
+  http::response<http::string_body> res;
+  http::read(client.stream, client.buffer, res);
+  return res.result_int();
+}
+
+// The series of faultline_requests_total in a /metrics text.
+std::size_t request_series(const std::string& metrics) {
+  std::size_t series = 0;
+  for (const auto& line : lines_of(metrics)) series += line.rfind("faultline_requests_total{", 0) == 0;
+  return series;
+}
+
 TEST_F(ProxyHardening, AuditLinesAreValidJsonWhateverBytesTheClientSent) {
   const fs::path audit = dir.path() / "audit.jsonl";
   auto proxy = start({"--audit-log", audit.string()});
@@ -277,19 +293,11 @@ TEST_F(ProxyHardening, ClientInventedResourcesDoNotGrowTheMetricsWithoutBound) {
   constexpr int kInvented = 400;
   {
     TlsClient client(proxy->port(), ca.cert_pem, 120s);
-    for (int i = 0; i < kInvented; ++i) {
-      http::request<http::empty_body> req{http::verb::get, "/api/v1/invented" + std::to_string(i), 11};
-      req.set(http::field::host, "127.0.0.1");
-      http::write(client.stream, req);
-      http::response<http::string_body> res;
-      http::read(client.stream, client.buffer, res);
-      ASSERT_EQ(res.result_int(), 503);
-    }
+    for (int i = 0; i < kInvented; ++i)
+      ASSERT_EQ(status_of(client, "GET", "/api/v1/invented" + std::to_string(i)), 503);
   }
   const std::string metrics = admin_get(proxy->admin_port(), "/metrics").body;
-  std::size_t series = 0;
-  for (const auto& line : lines_of(metrics)) series += line.rfind("faultline_requests_total{", 0) == 0;
-  EXPECT_LE(series, 257u) << metrics;
+  EXPECT_LE(request_series(metrics), 257u) << metrics;
   EXPECT_NE(metrics.find("faultline_requests_total{verb=\"list\",resource=\"_other\",code=\"503\"} 144"),
             std::string::npos)
       << metrics;
@@ -302,18 +310,10 @@ TEST_F(ProxyHardening, ClientInventedMethodsDoNotGrowTheMetricsWithoutBound) {
   constexpr int kInvented = 300;
   {
     TlsClient client(proxy->port(), ca.cert_pem, 120s);
-    for (int i = 0; i < kInvented; ++i) {
-      const std::string request = "INVENTED" + std::to_string(i) + " /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-      asio::write(client.stream, asio::buffer(request));
-      http::response<http::string_body> res;
-      http::read(client.stream, client.buffer, res);
-      ASSERT_EQ(res.result_int(), 503);
-    }
+    for (int i = 0; i < kInvented; ++i) ASSERT_EQ(status_of(client, "INVENTED" + std::to_string(i), "/healthz"), 503);
   }
   const std::string metrics = admin_get(proxy->admin_port(), "/metrics").body;
-  std::size_t series = 0;
-  for (const auto& line : lines_of(metrics)) series += line.rfind("faultline_requests_total{", 0) == 0;
-  EXPECT_LE(series, 20u) << metrics;
+  EXPECT_LE(request_series(metrics), 20u) << metrics;
   EXPECT_NE(metrics.find("faultline_requests_total{verb=\"_other\",resource=\"\",code=\"503\"} 300"), std::string::npos)
       << metrics;
 }
@@ -328,14 +328,7 @@ TEST_F(ProxyHardening, LongTargetsDoNotGrowTheAuditRingPastItsByteBound) {
   const std::string target = "/api/v1/namespaces/long/configmaps/" + std::string(512 * 1024, 'a');
   {
     TlsClient client(proxy->port(), ca.cert_pem, 120s);
-    for (int i = 0; i < kRequests; ++i) {
-      http::request<http::empty_body> req{http::verb::get, target, 11};
-      req.set(http::field::host, "127.0.0.1");
-      http::write(client.stream, req);
-      http::response<http::string_body> res;
-      http::read(client.stream, client.buffer, res);
-      ASSERT_EQ(res.result_int(), 503);
-    }
+    for (int i = 0; i < kRequests; ++i) ASSERT_EQ(status_of(client, "GET", target), 503);
   }
   AdminAnswer held = admin_get(proxy->admin_port(), "/v1/audit?limit=100000");
   ASSERT_EQ(held.status, 200);
