@@ -29,9 +29,9 @@ std::vector<std::string_view> split_commas(std::string_view value) {
 }  // namespace
 
 // Every hop-by-hop name is one Beast knows, so a field's enum decides.
-bool is_hop_by_hop(boost::beast::http::field field) {
+bool is_hop_by_hop(boost::beast::http::field known) {
   using boost::beast::http::field;
-  switch (field) {
+  switch (known) {
     case field::connection:
     case field::keep_alive:
     case field::proxy_connection:
