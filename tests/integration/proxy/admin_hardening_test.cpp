@@ -219,12 +219,13 @@ int status_of(TlsClient& client, const std::string& method, const std::string& t
 
 // /metrics once it contains `line` (a request is counted once its answer went out), or after 30 s.
 std::string metrics_with(unsigned short admin_port, const std::string& line) {
-  std::string metrics = admin_get(admin_port, "/metrics").body;
-  for (auto deadline = std::chrono::steady_clock::now() + 30s;
-       metrics.find(line) == std::string::npos && std::chrono::steady_clock::now() < deadline;) {
-    std::this_thread::sleep_for(50ms);
-    metrics = admin_get(admin_port, "/metrics").body;
-  }
+  std::string metrics;
+  eventually(
+      [&] {
+        metrics = admin_get(admin_port, "/metrics").body;
+        return metrics.find(line) != std::string::npos;
+      },
+      30s);
   return metrics;
 }
 
@@ -342,9 +343,7 @@ TEST_F(ProxyHardening, LongTargetsDoNotGrowTheAuditRingPastItsByteBound) {
   }
   // A record is appended once its answer went out: wait for the last one.
   const std::string last_wanted = "/v1/audit?since=" + std::to_string(kRequests - 1);
-  for (auto deadline = std::chrono::steady_clock::now() + 30s;
-       admin_get(proxy->admin_port(), last_wanted).body.empty() && std::chrono::steady_clock::now() < deadline;)
-    std::this_thread::sleep_for(50ms);
+  eventually([&] { return !admin_get(proxy->admin_port(), last_wanted).body.empty(); }, 30s);
   AdminAnswer held = admin_get(proxy->admin_port(), "/v1/audit?limit=100000");
   ASSERT_EQ(held.status, 200);
   const auto lines = lines_of(held.body);

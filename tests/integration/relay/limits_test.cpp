@@ -79,16 +79,6 @@ long long proxy_metric(const ProxyProcess& proxy, const std::string& name) {
   return metric_value(answer.body, name);
 }
 
-template <class Pred>
-bool eventually(Pred pred, std::chrono::seconds limit) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
-
 // Resident set (VmRSS) of a process now, in KiB.
 std::uint64_t rss_kib(pid_t pid) { return testing::proc_status_kib(pid, "VmRSS"); }
 

@@ -30,6 +30,17 @@ using testing::proxy_binary;
 using testing::ProxyProcess;
 using testing::TempDir;
 
+// Polls `pred` every 20 ms until it holds (true) or `limit` has passed (false).
+template <class Pred>
+bool eventually(Pred pred, std::chrono::seconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
 // Growth of the proxy's peak RSS. VmHWM can read lower later: the kernel folds the current RSS into
 // it when read, but returning memory with madvise (malloc_trim) does not record the old peak, so a
 // later reading may be a few KiB under an earlier one. That is no growth.
