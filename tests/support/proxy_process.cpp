@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -41,16 +42,12 @@ std::atomic<int> memory_measured{0};
 // MemoryMeasured lives (a later option in ASAN_OPTIONS overrides an earlier one).
 std::vector<std::string> proxy_environment() {
   std::vector<std::string> env;
-  bool asan_options = false;
-  for (char** e = environ; *e != nullptr; ++e) {
-    env.emplace_back(*e);
-    if (memory_measured.load() > 0 && env.back().starts_with("ASAN_OPTIONS=")) {
-      env.back() += ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0";
-      asan_options = true;
-    }
-  }
-  if (memory_measured.load() > 0 && !asan_options)
-    env.emplace_back("ASAN_OPTIONS=quarantine_size_mb=0:thread_local_quarantine_size_kb=0");
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  if (memory_measured.load() == 0) return env;
+  constexpr std::string_view kQuarantineOff = "quarantine_size_mb=0:thread_local_quarantine_size_kb=0";
+  auto asan = std::find_if(env.begin(), env.end(), [](const std::string& v) { return v.starts_with("ASAN_OPTIONS="); });
+  if (asan != env.end()) *asan += ":" + std::string(kQuarantineOff);
+  else env.push_back("ASAN_OPTIONS=" + std::string(kQuarantineOff));
   return env;
 }
 
