@@ -63,7 +63,13 @@ check "kwok.yaml runs the pinned image" grep -q "image: $KWOK_IMAGE\$" "$work/kw
 check "kwok.yaml: server-side dry-run accepted" dry_run -f "$work/kwok.yaml"
 k apply --dry-run=client -o json -f "$work/kwok.yaml" | jq '.items |= map(select(.kind == "CustomResourceDefinition"))' |
   k apply --server-side -f - >/dev/null
-k wait --for condition=established --timeout 60s crd/stages.kwok.x-k8s.io >/dev/null
+# Polled, not `kubectl wait --for condition=established`: that fails at once (".status.conditions
+# accessor error: <nil>") when it reads the CRD before the apiserver has given it any status.
+established() {
+  [[ $(k get crd stages.kwok.x-k8s.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}') == True ]]
+}
+for ((i = 0; i < 600; i++)); do established && break; sleep 0.1; done
+check "the CRDs of kwok.yaml are established" established
 check "stage-fast.yaml (Stages, CRDs applied): server-side dry-run accepted" dry_run -f "$work/stage-fast.yaml"
 
 # ---- YuniKorn's chart with the faultline-proxy sidecar ----------------------------------------

@@ -15,6 +15,7 @@
 
 #include "faultline/net/kubeconfig.hpp"
 #include "proxy_test.hpp"
+#include "sanitizers.hpp"
 
 namespace faultline::testing {
 
@@ -345,12 +346,12 @@ TEST_F(ProxyTest, ProxyRaisesItsOpenFilesLimitToTheHardLimit) {
 // Out of descriptors, accepting fails: the proxy must pause and retry (not spin and flood its log),
 // and serve again as soon as connections end.
 TEST_F(ProxyTest, ProxyOutOfDescriptorsRecoversWhenConnectionsEnd) {
-#if defined(__SANITIZE_ADDRESS__)
-  // UBSan's vptr check opens a pipe to find out whether it may read a vtable; in a process with no
-  // descriptor left it cannot, and reports every virtual call as "invalid vptr" (seen under
-  // `make sanitize`: on boost::system::error_category, right after the first failed accept).
-  GTEST_SKIP() << "needs a proxy without sanitizers: the sanitizer runtime itself needs descriptors";
-#endif
+  if (faultline::testing::kAddressSanitizer) {
+    // UBSan's vptr check opens a pipe to find out whether it may read a vtable; in a process with
+    // no descriptor left it cannot, and reports every virtual call as "invalid vptr" (seen under
+    // `make sanitize`: on boost::system::error_category, right after the first failed accept).
+    GTEST_SKIP() << "needs a proxy without sanitizers: the sanitizer runtime itself needs descriptors";
+  }
   // --max-connections above what 40 descriptors hold: by default the proxy would stop at
   // (40 - 64) / 2 = 1 connection and never run out; here accepting itself must fail.
   StackProxy proxy(env->stack, "proxy-fdless", (env->dir() / "proxy-fdless-audit.jsonl").string(),

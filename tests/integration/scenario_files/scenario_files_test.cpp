@@ -30,6 +30,7 @@
 
 #include "faultline/net/certs.hpp"
 #include "proxy_process.hpp"
+#include "sanitizers.hpp"
 
 namespace {
 
@@ -39,17 +40,7 @@ using faultline::testing::ProxyProcess;
 using faultline::testing::TempDir;
 using namespace std::chrono_literals;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using faultline::testing::kAddressSanitizer;
 
 // Far more than either program needs for any accepted scenario; far less than an alias bomb's
 // expansion.
