@@ -9,6 +9,10 @@ BUILD_DIR      ?= build
 ASAN_BUILD_DIR ?= build-asan
 TSAN_BUILD_DIR ?= build-tsan
 FUZZ_BUILD_DIR ?= build-fuzz
+# The AddressSanitizer/UBSan tree builds with clang (the release and TSan trees with GCC, so CI
+# compiles the code with both): clang compiles it in less than half GCC's time (README "CI time").
+# An existing $(ASAN_BUILD_DIR) configured for another compiler must be removed first.
+ASAN_CXX       ?= clang++-14
 BUILD_TYPE     ?= RelWithDebInfo
 JOBS           ?= $(shell nproc)
 CTEST_ARGS     ?=
@@ -75,7 +79,7 @@ FUZZ_ENV       := ASAN_SYMBOLIZER_PATH=$(LLVM_BIN)/llvm-symbolizer \
 TSAN_TARGETS   := faults_unit_tests proxy_net_unit proxy_relay_unit proxy_admin_test proxy_app_test \
                   relay_integration_test faultline-proxy
 
-.PHONY: deps build bins harness-bin check sanitize sanitize-build e2e e2e-build tsan fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
+.PHONY: deps build bins harness-bin check sanitize sanitize-build e2e e2e-build tsan tsan-build fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
         repro-3355 soak bench stack-up stack-down stack-status format lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 deps:
@@ -105,7 +109,8 @@ check: build components
 	cd $(BUILD_DIR) && ctest -L 'unit|integration' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 $(ASAN_BUILD_DIR)/build.ninja: | deps
-	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DFAULTLINE_SANITIZE=ON -DFAULTLINE_BUILD_E2E=OFF
+	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=$(ASAN_CXX) \
+	  -DFAULTLINE_SANITIZE=ON -DFAULTLINE_BUILD_E2E=OFF
 
 # Address + undefined sanitizer build of the unit and integration tests (not the `components`
 # ones: they build and test Go code, which no C++ sanitizer sees). The C++ build comes before the
@@ -116,7 +121,7 @@ sanitize-build: deps $(ASAN_BUILD_DIR)/build.ninja
 
 sanitize: sanitize-build components
 	cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_SYMBOLIZER_PATH=$(LLVM_BIN)/llvm-symbolizer \
 	  ctest -L 'unit|integration' -LE components --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 $(TSAN_BUILD_DIR)/build.ninja: | deps
@@ -125,8 +130,10 @@ $(TSAN_BUILD_DIR)/build.ninja: | deps
 # ThreadSanitizer build of the proxy's and the engine's tests (not the harness, not e2e). Every
 # process reports into $(TSAN_BUILD_DIR)/tsan-reports, the spawned proxies included: a report
 # there fails the run even when the process that raced was a child whose exit code no test read.
-tsan: deps $(TSAN_BUILD_DIR)/build.ninja
+tsan-build: deps $(TSAN_BUILD_DIR)/build.ninja
 	cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target $(TSAN_TARGETS)
+
+tsan: tsan-build
 	rm -rf $(TSAN_BUILD_DIR)/tsan-reports && mkdir -p $(TSAN_BUILD_DIR)/tsan-reports
 	cd $(TSAN_BUILD_DIR) && status=0 && \
 	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan-suppressions.txt log_path=$(abspath $(TSAN_BUILD_DIR))/tsan-reports/tsan" \
