@@ -21,6 +21,9 @@ export CCACHE_BASEDIR := $(CURDIR)
 # With -g, ccache also hashes the working directory unless told not to: clones elsewhere would miss.
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
+# One configure or build at a time per tree: .ci/run builds trees in the background while make test
+# runs, and a second `cmake --build` of the same tree waits for the first (flock on a file in it).
+locked = mkdir -p $(1) && flock $(1)/.faultline-build.lock
 
 # make chaos overrides (empty means: what the scenario says)
 SCENARIO  ?= yunikorn-3355-outage
@@ -86,19 +89,19 @@ deps:
 	@scripts/install-deps --check >/dev/null || scripts/install-deps
 
 $(BUILD_DIR)/build.ninja: | deps
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	$(call locked,$(BUILD_DIR)) cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
 
 build: deps $(BUILD_DIR)/build.ninja
-	cmake --build $(BUILD_DIR) -j $(JOBS)
+	$(call locked,$(BUILD_DIR)) cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # The two programs a chaos run, a soak or a stack needs, without the test executables that
 # `build` compiles too (make chaos on a fresh clone: about half the translation units).
 bins: deps $(BUILD_DIR)/build.ninja
-	cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline-proxy faultline-harness
+	$(call locked,$(BUILD_DIR)) cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline-proxy faultline-harness
 
 # Only faultline-harness (make chaos CLUSTER=kind: the proxy is built into its image there).
 harness-bin: deps $(BUILD_DIR)/build.ninja
-	cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline-harness
+	$(call locked,$(BUILD_DIR)) cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline-harness
 
 components: deps
 	scripts/components build
@@ -109,7 +112,7 @@ check: build components
 	cd $(BUILD_DIR) && ctest -L 'unit|integration' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 $(ASAN_BUILD_DIR)/build.ninja: | deps
-	cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=$(ASAN_CXX) \
+	$(call locked,$(ASAN_BUILD_DIR)) cmake -S . -B $(ASAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=$(ASAN_CXX) \
 	  -DFAULTLINE_SANITIZE=ON -DFAULTLINE_BUILD_E2E=OFF
 
 # Address + undefined sanitizer build of the unit and integration tests (not the `components`
@@ -117,7 +120,7 @@ $(ASAN_BUILD_DIR)/build.ninja: | deps
 # components prerequisite, so a components build already running (.ci/run starts one in the
 # background) overlaps it; the tests need the components.
 sanitize-build: deps $(ASAN_BUILD_DIR)/build.ninja
-	cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
+	$(call locked,$(ASAN_BUILD_DIR)) cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
 
 sanitize: sanitize-build components
 	cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -125,13 +128,13 @@ sanitize: sanitize-build components
 	  ctest -L 'unit|integration' -LE components --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 $(TSAN_BUILD_DIR)/build.ninja: | deps
-	cmake -S . -B $(TSAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFAULTLINE_SANITIZE=thread -DFAULTLINE_BUILD_E2E=OFF
+	$(call locked,$(TSAN_BUILD_DIR)) cmake -S . -B $(TSAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFAULTLINE_SANITIZE=thread -DFAULTLINE_BUILD_E2E=OFF
 
 # ThreadSanitizer build of the proxy's and the engine's tests (not the harness, not e2e). Every
 # process reports into $(TSAN_BUILD_DIR)/tsan-reports, the spawned proxies included: a report
 # there fails the run even when the process that raced was a child whose exit code no test read.
 tsan-build: deps $(TSAN_BUILD_DIR)/build.ninja
-	cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target $(TSAN_TARGETS)
+	$(call locked,$(TSAN_BUILD_DIR)) cmake --build $(TSAN_BUILD_DIR) -j $(JOBS) --target $(TSAN_TARGETS)
 
 tsan: tsan-build
 	rm -rf $(TSAN_BUILD_DIR)/tsan-reports && mkdir -p $(TSAN_BUILD_DIR)/tsan-reports
@@ -142,10 +145,10 @@ tsan: tsan-build
 	  exit $$status
 
 $(FUZZ_BUILD_DIR)/build.ninja: | deps
-	cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DFAULTLINE_FUZZ=ON
+	$(call locked,$(FUZZ_BUILD_DIR)) cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=$(FUZZ_CXX) -DFAULTLINE_FUZZ=ON
 
 fuzz-build: deps $(FUZZ_BUILD_DIR)/build.ninja
-	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz-targets
+	$(call locked,$(FUZZ_BUILD_DIR)) cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target fuzz-targets
 
 # One target for FUZZ_SECONDS. New inputs go to $(FUZZ_BUILD_DIR)/corpus/<target> (the committed
 # seeds under tests/fuzz/corpus stay as they are), crashes to $(FUZZ_BUILD_DIR)/artifacts/<target>.
@@ -182,7 +185,7 @@ fuzz-ci:
 # e2e suites and the `components` tests (scripts/components and its Go builds; no C++ tree
 # changes them). Each e2e test runs alone (RUN_SERIAL).
 e2e-build: deps $(BUILD_DIR)/build.ninja
-	cmake --build $(BUILD_DIR) -j $(JOBS) --target e2e-tests
+	$(call locked,$(BUILD_DIR)) cmake --build $(BUILD_DIR) -j $(JOBS) --target e2e-tests
 
 e2e: e2e-build components
 	cd $(BUILD_DIR) && ctest -L 'e2e|components' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
@@ -243,7 +246,7 @@ endif
 BENCH_SECONDS ?= 10
 BENCH_FLAGS   ?=
 bench: deps $(BUILD_DIR)/build.ninja
-	cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline-proxy
+	$(call locked,$(BUILD_DIR)) cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline-proxy
 	tests/bench/proxy/bench-peers --proxy $(BUILD_DIR)/proxy/faultline-proxy --seconds $(BENCH_SECONDS) $(BENCH_FLAGS)
 
 repro-3355:
