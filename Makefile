@@ -11,7 +11,7 @@ TSAN_BUILD_DIR ?= build-tsan
 FUZZ_BUILD_DIR ?= build-fuzz
 # The AddressSanitizer/UBSan tree builds with clang (the release and TSan trees with GCC, so CI
 # compiles the code with both): clang compiles it in less than half GCC's time (README "CI time").
-# An existing $(ASAN_BUILD_DIR) configured for another compiler must be removed first.
+# An existing $(ASAN_BUILD_DIR) keeps the compiler it was configured with: remove it to switch.
 ASAN_CXX       ?= clang++-14
 BUILD_TYPE     ?= RelWithDebInfo
 JOBS           ?= $(shell nproc)
