@@ -69,6 +69,15 @@ void read_body(TlsClient& client, http::response_parser<http::buffer_body>& pars
   }
 }
 
+// Reads the rest of the body and expects exactly the first `size` pattern bytes.
+void expect_pattern_body(TlsClient& client, http::response_parser<http::buffer_body>& parser, std::uint64_t size) {
+  BodyResult result;
+  Sha256 sha;
+  read_body(client, parser, result, sha);
+  EXPECT_EQ(result.size, size);
+  EXPECT_EQ(sha.hex(), pattern_sha256(size));
+}
+
 std::unique_ptr<http::response_parser<http::buffer_body>> read_header(TlsClient& client) {
   auto parser = std::make_unique<http::response_parser<http::buffer_body>>();
   parser->body_limit(boost::none);
@@ -339,11 +348,7 @@ TEST_F(relay, ManySmallChunksInOneWriteArriveWhole) {
   send_get(client, "/raw/many-chunks?count=" + std::to_string(kChunks));
   auto parser = read_header(client);
   ASSERT_EQ(parser->get().result_int(), 200);
-  BodyResult result;
-  Sha256 sha;
-  read_body(client, *parser, result, sha);
-  EXPECT_EQ(result.size, size);
-  EXPECT_EQ(sha.hex(), pattern_sha256(size));
+  expect_pattern_body(client, *parser, size);
 }
 
 TEST_F(relay, BodyEndingWithTheUpstreamConnectionArrivesWholeAndEndsTheClientConnection) {
@@ -354,12 +359,8 @@ TEST_F(relay, BodyEndingWithTheUpstreamConnectionArrivesWholeAndEndsTheClientCon
   auto parser = read_header(client);
   ASSERT_EQ(parser->get().result_int(), 200);
   EXPECT_FALSE(parser->get().keep_alive());
-  BodyResult result;
-  Sha256 sha;
-  read_body(client, *parser, result, sha);
+  expect_pattern_body(client, *parser, size);
   EXPECT_TRUE(parser->is_done());
-  EXPECT_EQ(result.size, size);
-  EXPECT_EQ(sha.hex(), pattern_sha256(size));
 }
 
 // The outage checks bound times from below only: a loaded machine makes everything later, never
