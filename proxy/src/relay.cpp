@@ -4,6 +4,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
@@ -284,37 +285,32 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
   };
   if (filter && ex.disposition.json_upstream) apply(filter->on_start());
 
-  auto& body = res.body();
-  auto& chunk = parser.is_done() ? down_chunk_ : down_chunk();
+  parser.eager(false);  // one piece per put: each is written before the buffer is read into again
   while (end == WatchFilter::End::none && !parser.is_done()) {
-    body.data = chunk.data();
-    body.size = chunk.size();
     if (deadline) up_tcp.expires_at(*deadline);
     else if (streaming) up_tcp.expires_never();
     else up_tcp.expires_after(options_.io_timeout);
-    auto [ec, n] = co_await http::async_read_some(upstream_->stream, upstream_->buffer, parser, use_tuple);
+    auto [ec, used] = co_await parse_body_piece(parser);
     if (ec == beast::error::timeout && deadline) {
       filter->acted_by_deadline();
       end = filter->at_deadline();
       break;
     }
-    if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the upstream body");
-    std::size_t got = chunk.size() - body.size;
+    if (ec) throw boost::system::system_error(ec, "reading the upstream body");
     // Without a filter the bytes go out from where they were read.
-    const char* piece = chunk.data();
-    std::size_t piece_size = got;
+    std::string_view piece = parser.take_body();
     if (filter && ex.disposition.json_upstream) {
-      for (auto& event : splitter.feed({chunk.data(), got})) {
+      for (auto& event : splitter.feed(piece)) {
         if (end == WatchFilter::End::none) apply(filter->on_event(event));
       }
-      piece = out.data();
-      piece_size = out.size();
+      piece = out;
     }
-    if (piece_size > 0 || (parser.is_done() && end == WatchFilter::End::none)) {
+    if (!piece.empty() || (parser.is_done() && end == WatchFilter::End::none)) {
       bool more = !parser.is_done() && end == WatchFilter::End::none;
-      co_await write_body_piece(sr, res, piece, piece_size, more || end != WatchFilter::End::none, ex);
+      co_await write_body_piece(sr, res, piece.data(), piece.size(), more || end != WatchFilter::End::none, ex);
       out.clear();
     }
+    upstream_->buffer.consume(used);
   }
   if (end == WatchFilter::End::reset) {
     if (!out.empty()) co_await write_body_piece(sr, res, out.data(), out.size(), true, ex);
@@ -326,6 +322,29 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
   if (!parser.is_done()) close_upstream();  // the upstream response was abandoned mid-stream
   state_ = State::busy;
   co_return true;
+}
+
+asio::awaitable<Session::Parsed> Session::parse_body_piece(ResponseParser& parser) {
+  auto& buffer = upstream_->buffer;
+  for (;;) {
+    if (buffer.size() > 0) {
+      boost::system::error_code ec;
+      std::size_t used = parser.put(buffer.data(), ec);
+      if (ec != http::error::need_more) co_return Parsed{ec, used};
+      buffer.consume(used);  // need_more: no piece came out of it
+    }
+    // As Beast's read_some: at least 512 bytes of room, at most 64 KiB per read.
+    auto space = buffer.prepare(beast::read_size(buffer, 65536));
+    auto [ec, n] = co_await upstream_->stream.async_read_some(space, use_tuple);
+    buffer.commit(n);
+    if (ec == asio::error::eof) {
+      // A body that ends with the connection ends here; any other one is cut short.
+      boost::system::error_code eof_ec;
+      parser.put_eof(eof_ec);
+      co_return Parsed{eof_ec, 0};
+    }
+    if (ec) co_return Parsed{ec, 0};
+  }
 }
 
 asio::awaitable<void> Session::write_body_piece(http::serializer<false, http::buffer_body>& sr,
@@ -354,13 +373,9 @@ asio::awaitable<void> Session::discard_response(ResponseParser& parser, Exchange
   throw_if(ec, "reading the upstream response header");
   ex.upstream_latency = std::chrono::steady_clock::now() - sent;
   ex.record.upstream_status = parser.get().result_int();
-  auto& body = parser.get().body();
-  auto& chunk = parser.is_done() ? down_chunk_ : down_chunk();
-  while (!parser.is_done()) {
-    body.data = chunk.data();
-    body.size = chunk.size();
+  if (!parser.is_done()) {
     auto [rec, rn] = co_await http::async_read(upstream_->stream, upstream_->buffer, parser, use_tuple);
-    if (rec && rec != http::error::need_buffer) throw boost::system::system_error(rec, "reading the upstream body");
+    throw_if(rec, "reading the upstream body");
   }
   if (!parser.get().keep_alive()) close_upstream();
 }

@@ -69,6 +69,15 @@ void read_body(TlsClient& client, http::response_parser<http::buffer_body>& pars
   }
 }
 
+// Reads the rest of the body and expects exactly the first `size` pattern bytes.
+void expect_pattern_body(TlsClient& client, http::response_parser<http::buffer_body>& parser, std::uint64_t size) {
+  BodyResult result;
+  Sha256 sha;
+  read_body(client, parser, result, sha);
+  EXPECT_EQ(result.size, size);
+  EXPECT_EQ(sha.hex(), pattern_sha256(size));
+}
+
 std::unique_ptr<http::response_parser<http::buffer_body>> read_header(TlsClient& client) {
   auto parser = std::make_unique<http::response_parser<http::buffer_body>>();
   parser->body_limit(boost::none);
@@ -325,6 +334,33 @@ TEST_F(relay, ChunkReachesTheClientBeforeTheNextIsSent) {
   EXPECT_TRUE(rest.empty()) << "unexpected bytes after the last chunk: " << rest;
   EXPECT_TRUE(parser->is_done());
   EXPECT_FALSE(client.watchdog->fired());
+}
+
+// The two other framings an upstream may use arrive whole: many small chunks written at once
+// (several of them in each read of the proxy), and a body without a length that ends when the
+// upstream closes (the client's connection then closes after it: nothing else tells it the end).
+TEST_F(relay, ManySmallChunksInOneWriteArriveWhole) {
+  auto proxy = start_proxy();
+  TlsClient client(proxy->port(), proxy_ca.cert_pem);
+  constexpr int kChunks = 2000;
+  std::uint64_t size = 0;
+  for (int i = 0; i < kChunks; ++i) size += static_cast<std::uint64_t>(i % 300 + 1);
+  send_get(client, "/raw/many-chunks?count=" + std::to_string(kChunks));
+  auto parser = read_header(client);
+  ASSERT_EQ(parser->get().result_int(), 200);
+  expect_pattern_body(client, *parser, size);
+}
+
+TEST_F(relay, BodyEndingWithTheUpstreamConnectionArrivesWholeAndEndsTheClientConnection) {
+  auto proxy = start_proxy();
+  TlsClient client(proxy->port(), proxy_ca.cert_pem);
+  constexpr std::uint64_t size = 3 * MiB + 777;
+  send_get(client, "/raw/until-close?count=" + std::to_string(size));
+  auto parser = read_header(client);
+  ASSERT_EQ(parser->get().result_int(), 200);
+  EXPECT_FALSE(parser->get().keep_alive());
+  expect_pattern_body(client, *parser, size);
+  EXPECT_TRUE(parser->is_done());
 }
 
 // The outage checks bound times from below only: a loaded machine makes everything later, never

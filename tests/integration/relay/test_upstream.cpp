@@ -22,6 +22,7 @@
 
 #include <array>
 #include <atomic>
+#include <charconv>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -267,6 +268,23 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
       out = "HTTP/1.1 200 OK\r\nX-Huge: " + std::string(70 * 1024, 'h') + "\r\nContent-Length: 2\r\n\r\nok";
     } else if (what == "length-and-chunked") {
       out = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+    } else if (what == "many-chunks") {  // 200, `count` chunks of 1-300 pattern bytes in one write
+      out = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+      std::uint64_t offset = 0;
+      for (int i = 0; i < count; ++i) {
+        std::string piece(static_cast<std::size_t>(i % 300 + 1), '\0');
+        fill_pattern(piece.data(), offset, piece.size());
+        offset += piece.size();
+        char hex[16];
+        auto [end, ec] = std::to_chars(hex, hex + sizeof hex, piece.size(), 16);
+        out.append(hex, end).append("\r\n").append(piece).append("\r\n");
+      }
+      out += "0\r\n\r\n";
+    } else if (what == "until-close") {  // 200, `count` pattern bytes, no length: the close ends them
+      out = "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n";
+      std::string body(static_cast<std::size_t>(count), '\0');
+      fill_pattern(body.data(), 0, body.size());
+      out += body;
     } else if (what == "interim") {  // `count` interim responses, then 200 "ok"
       for (int i = 0; i < count; ++i) out += "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n";
       out += ok;

@@ -14,7 +14,9 @@
 //                        line), big-header (a 20 KiB field), huge-field (a 70 KiB field),
 //                        length-and-chunked (Content-Length and Transfer-Encoding), or
 //                        interim?count=N (N "103 Early Hints", then 200 "ok": valid, unless N is
-//                        more than a client accepts)
+//                        more than a client accepts); valid ones: many-chunks?count=N (N chunks
+//                        of 1-300 pattern bytes in one write) and until-close?count=N (N pattern
+//                        bytes without a length, ended by the close)
 // It offers h2 and http/1.1 (ALPN); over h2 it serves /bytes, /headers and /header-bomb.
 // It runs on its own thread; the counters are safe to read from the test thread.
 
