@@ -333,8 +333,8 @@ asio::awaitable<Session::Parsed> Session::parse_body_piece(ResponseParser& parse
       if (ec != http::error::need_more) co_return Parsed{ec, used};
       buffer.consume(used);  // need_more: no piece came out of it
     }
-    // As Beast's read_some: at least 512 bytes of room, at most 64 KiB per read.
-    auto space = buffer.prepare(beast::read_size(buffer, 65536));
+    // As Beast's read_some: at least 512 bytes of room, at most the relay buffer size per read.
+    auto space = buffer.prepare(beast::read_size(buffer, options_.relay_buffer));
     auto [ec, n] = co_await upstream_->stream.async_read_some(space, use_tuple);
     buffer.commit(n);
     if (ec == asio::error::eof) {

@@ -208,8 +208,9 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer client_buffer_;
   std::unique_ptr<Upstream> upstream_;
   std::shared_ptr<H2Connection> h2_;  // set when ALPN chose h2
-  RelayBuffer up_chunk_;              // request body bytes on their way upstream
-  RelayBuffer down_chunk_;            // response body bytes on their way to the client
+  RelayBuffer up_chunk_;              // request body (or tunnel) bytes on their way upstream
+  RelayBuffer down_chunk_;            // tunnel bytes on their way to the client (response bodies
+                                      // go out from upstream_->buffer)
   State state_ = State::handshake;
   bool draining_ = false;
   bool cut_ = false;
