@@ -27,7 +27,7 @@
 
 // jemalloc's options, read at its start (MALLOC_CONF in the environment still overrides them).
 // Its per-thread cache keeps freed blocks of up to 32 KiB by default; the relay's 64 KiB buffers
-// (--relay-buffer) are taken when a request needs them and given back while its connection is idle,
+// (ServerOptions::relay_buffer) are taken when a request needs them and given back while its connection is idle,
 // which without the cache went through jemalloc's arena every time: some 4k instructions per
 // HTTP/1.1 pod GET. Unused where the binary does not link jemalloc (sanitizer and fuzz trees).
 extern "C" {

@@ -71,7 +71,8 @@ bool is_invalid_response(const boost::system::error_code& ec) {
 // or nothing when the connection is up; the caller answers the client in the apiserver's place.
 asio::awaitable<std::optional<std::string>> Session::connect_upstream() {
   const auto& up = options_.upstream;
-  upstream_ = std::make_unique<Upstream>(executor_, server_->upstream_tls);
+  upstream_ =
+      std::make_unique<Upstream>(executor_, server_->upstream_tls, kResponseHeaderLimit + options_.relay_buffer);
   tcp::resolver resolver(executor_);
   auto [rec, results] = co_await resolver.async_resolve(up.endpoint.host, std::to_string(up.endpoint.port), use_tuple);
   if (rec) co_return unreachable("resolving " + up.endpoint.host, rec);
@@ -334,7 +335,11 @@ asio::awaitable<Session::Parsed> Session::parse_body_piece(ResponseParser& parse
       buffer.consume(used);  // need_more: no piece came out of it
     }
     // As Beast's read_some: at least 512 bytes of room, at most the relay buffer size per read.
-    auto space = buffer.prepare(beast::read_size(buffer, options_.relay_buffer));
+    // The buffer is bounded (Upstream::buffer): a chunk-size line or a trailer section that does
+    // not end within it is an error, not a reason to keep reading (Beast puts no limit on either).
+    const std::size_t room = beast::read_size(buffer, options_.relay_buffer);
+    if (room == 0) co_return Parsed{http::error::buffer_overflow, 0};
+    auto space = buffer.prepare(room);
     auto [ec, n] = co_await upstream_->stream.async_read_some(space, use_tuple);
     buffer.commit(n);
     if (ec == asio::error::eof) {

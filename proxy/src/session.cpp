@@ -45,7 +45,11 @@ Session::Session(std::shared_ptr<Server::Impl> server, tcp::socket socket, std::
       id_(id),
       peer_(endpoint_text(socket)),
       executor_(socket.get_executor()),
-      plain_(std::move(socket)) {}
+      plain_(std::move(socket)),
+      // Room for the largest request header plus one relay buffer. Beast bounds a request header
+      // (header_limit) but not a chunk-size line or a trailer section: without this bound, a client
+      // sending one endless chunk line grew the buffer by every byte of it.
+      client_buffer_(options_.header_limit + options_.relay_buffer) {}
 
 Session::~Session() { server_->forget(this); }
 
@@ -55,6 +59,15 @@ asio::awaitable<void> Session::run(std::shared_ptr<Session> self) {
   if (self->server_->observer) self->server_->observer->connection_opened();
   try {
     co_await self->serve();
+  } catch (const boost::system::system_error& e) {
+    // A peer going away mid-exchange is routine (debug); a limit reached is not.
+    if (e.code() == http::error::buffer_overflow) {
+      spdlog::warn("conn {} ({}): {}: a chunk-size line or trailer section did not end within the "
+                   "connection's read buffer; connection closed",
+                   self->id_, self->peer_, e.what());
+    } else {
+      spdlog::debug("conn {} ({}): {}", self->id_, self->peer_, e.what());
+    }
   } catch (const std::exception& e) {
     spdlog::debug("conn {} ({}): {}", self->id_, self->peer_, e.what());
   }

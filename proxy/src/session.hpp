@@ -110,10 +110,11 @@ using RelayBuffer = std::vector<char, UninitializedAllocator<char>>;
 
 // The upstream (kube-apiserver) connection of one client connection, kept alive between requests.
 struct Upstream {
-  Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls) : stream(executor, tls) {}
+  Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls, std::size_t buffer_limit)
+      : stream(executor, tls), buffer(buffer_limit) {}
   TlsStream stream;
-  beast::flat_buffer buffer;
-  bool reused = false;  // a request already went over it
+  beast::flat_buffer buffer;  // bounded: see Session::upstream_buffer_limit
+  bool reused = false;        // a request already went over it
 };
 
 // One request/response in flight.

@@ -190,6 +190,66 @@ TEST_F(relay_limits, InvalidUpstreamResponseAnswers502StatusAndKeepsTheConnectio
   EXPECT_EQ(audited_502, cases.size());
 }
 
+// ---- chunk lines without an end ------------------------------------------------------------------
+
+// Beast bounds a header (header_limit) but not a chunk-size line with its extensions, nor a trailer
+// section: its parser asks for more until the line ends. The proxy kept reading into its buffer, so
+// one endless line grew its memory by every byte of it (64 MiB of one line: peak RSS +128 MiB).
+// Now the line must end within the connection's bounded buffer, or the exchange is cut.
+constexpr int kEndlessLineMiB = 64;
+constexpr std::uint64_t kEndlessLineBoundKiB = 16 * 1024;
+
+TEST_F(relay_limits, EndlessChunkLineFromUpstreamIsCutNotBuffered) {
+  testing::MemoryMeasured measured;
+  auto proxy = start_proxy({"--log-level", "warn"});
+  {
+    auto warm = connect(*proxy);
+    expect_relayed(*warm);
+  }
+  const auto before = testing::proc_status_kib(proxy->pid(), "VmHWM");
+  auto client = connect(*proxy);
+  auto answer = exchange_raw(*client, get("/raw/endless-chunk-line?count=" + std::to_string(kEndlessLineMiB)));
+  EXPECT_FALSE(answer.error.empty()) << "a response with an unfinished chunk line arrived whole: status "
+                                     << answer.status();
+  const auto after = testing::proc_status_kib(proxy->pid(), "VmHWM");
+  std::cout << "[limits] upstream chunk line: peak RSS " << before << " -> " << after << " KiB\n";
+  EXPECT_LT(growth(before, after), kEndlessLineBoundKiB)
+      << "the proxy's peak RSS went from " << before << " to " << after << " KiB on one " << kEndlessLineMiB
+      << " MiB chunk line";
+  auto next = connect(*proxy);
+  expect_relayed(*next);
+  ASSERT_TRUE(proxy->stop());
+  EXPECT_EQ(count_lines_with(proxy->log(), "reading the upstream body", "buffer overflow"), 1u) << proxy->log();
+}
+
+TEST_F(relay_limits, EndlessChunkLineFromClientIsCutNotBuffered) {
+  testing::MemoryMeasured measured;
+  auto proxy = start_proxy({"--log-level", "warn"});
+  {
+    auto warm = connect(*proxy);
+    expect_relayed(*warm);
+  }
+  const auto before = testing::proc_status_kib(proxy->pid(), "VmHWM");
+  auto client = connect(*proxy);
+  const std::string head = "POST /digest HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n1;x=";
+  boost::system::error_code ec;
+  asio::write(client->stream, asio::buffer(head), ec);
+  ASSERT_FALSE(ec) << ec.message();
+  const std::string piece(1024 * 1024, 'x');
+  std::size_t sent = 0;
+  for (int i = 0; i < kEndlessLineMiB && !ec; ++i) sent += asio::write(client->stream, asio::buffer(piece), ec);
+  EXPECT_TRUE(ec) << "the proxy took all " << sent << " bytes of one chunk line";
+  const auto after = testing::proc_status_kib(proxy->pid(), "VmHWM");
+  std::cout << "[limits] client chunk line: " << sent << " bytes taken, peak RSS " << before << " -> " << after
+            << " KiB\n";
+  EXPECT_LT(growth(before, after), kEndlessLineBoundKiB) << "the proxy's peak RSS went from " << before << " to "
+                                                         << after << " KiB on " << sent << " bytes of one chunk line";
+  auto next = connect(*proxy);
+  expect_relayed(*next);
+  ASSERT_TRUE(proxy->stop());
+  EXPECT_EQ(count_lines_with(proxy->log(), "reading the request body", "buffer overflow"), 1u) << proxy->log();
+}
+
 // ---- request framing ---------------------------------------------------------------------------
 
 TEST_F(relay_limits, TransferEncodingNotEndingInChunkedAnswers400) {

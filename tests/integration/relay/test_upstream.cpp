@@ -258,6 +258,17 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
 
   // Responses no valid server sends, written as raw bytes; the connection is closed afterwards.
   asio::awaitable<void> send_raw(Stream& stream, std::string what, int count) {
+    if (what == "endless-chunk-line") {  // 200 chunked, then a chunk-size line of `count` MiB, no CRLF
+      const std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;x=";
+      auto [hec, hn] = co_await asio::async_write(stream, asio::buffer(head), use_tuple);
+      if (hec) co_return;
+      const std::string piece(1024 * 1024, 'x');
+      for (int i = 0; i < count; ++i) {
+        auto [ec, n] = co_await asio::async_write(stream, asio::buffer(piece), use_tuple);
+        if (ec) co_return;
+      }
+      co_return;
+    }
     const std::string ok = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
     std::string out;
     if (what == "bad-status") {
