@@ -182,7 +182,7 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
       co_return true;
     }
     if (!d.discard_response) co_return co_await relay_response(ex);
-    ResponseParser parser;
+    ResponseParser parser(response_head_);
     co_await discard_response(parser, ex);
   }
   if (d.hang) {
