@@ -9,7 +9,6 @@
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/write.hpp>
 
 #include <charconv>
@@ -69,7 +68,11 @@ void ResponseParser::on_response_impl(int code, beast::string_view reason, int, 
   if (reason.empty()) reason = http::obsolete_reason(static_cast<http::status>(code));
   char digits[4];
   auto [end, ec] = std::to_chars(digits, digits + sizeof digits, code);
-  head_.append("HTTP/1.1 ").append(digits, end).append(" ").append(reason.data(), reason.size()).append("\r\n");
+  head_.append("HTTP/1.1 ", 9)
+      .append(digits, end)
+      .append(" ", 1)
+      .append(reason.data(), reason.size())
+      .append("\r\n", 2);
 }
 
 void ResponseParser::on_field_impl(http::field name, beast::string_view name_string, beast::string_view value,
@@ -87,11 +90,16 @@ void ResponseParser::on_field_impl(http::field name, beast::string_view name_str
   // Named by Connection or not, an upgrade keeps its Connection and Upgrade; every other
   // hop-by-hop field is dropped here, the ones Connection names once the header is complete.
   if (drops_field(name, name_string, {}, upgrade())) return;
-  head_.append(name_string.data(), name_string.size()).append(": ").append(value.data(), value.size()).append("\r\n");
+  head_.append(name_string.data(), name_string.size())
+      .append(": ", 2)
+      .append(value.data(), value.size())
+      .append("\r\n", 2);
 }
 
 void ResponseParser::on_header_impl(boost::system::error_code&) {
   std::vector<std::string> named = connection_tokens(connection_);
+  // "keep-alive" (nginx sends it on every response) names a field dropped already.
+  std::erase_if(named, [](const std::string& token) { return is_hop_by_hop(token); });
   if (named.empty()) return;
   // Rare (kube-apiserver names no fields in Connection): the fields it names leave the header.
   std::string_view all = head_;
@@ -178,7 +186,18 @@ void Session::prepare_upstream_request(Exchange& ex) {
 asio::awaitable<bool> Session::send_request(Exchange& ex) {
   prepare_upstream_request(ex);
   auto& req = ex.parser.get();
-  http::serializer<true, http::buffer_body> sr{req};
+  // The request line and fields, serialized once (Beast's serializer walked them through layers of
+  // buffer sequences on every write); the body keeps the client's framing.
+  request_head_.clear();
+  request_head_.append(req.method_string()).append(" ", 1).append(req.target());
+  request_head_.append(req.version() == 10 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n");
+  for (const auto& field : req.base()) {
+    request_head_.append(field.name_string()).append(": ", 2).append(field.value()).append("\r\n", 2);
+  }
+  request_head_.append("\r\n");
+  const bool chunked = ex.parser.chunked();
+  const bool has_body = !ex.parser.is_done();
+  Http1Framing framing(request_head_, chunked, has_body);
   // A kept-alive upstream connection may have been closed by the apiserver meanwhile: nothing has
   // been sent yet, so one reconnect is safe.
   for (int attempt = 0;; ++attempt) {
@@ -192,11 +211,13 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
     }
     co_await hold_while_blackholed();
     upstream_->stream.expires_after(options_.io_timeout);
-    auto [ec, n] = co_await http::async_write_header(upstream_->stream, sr, use_tuple);
+    auto head = framing.next(nullptr, 0, true);
+    auto [ec, n] = co_await asio::async_write(upstream_->stream, head, use_tuple);
     if (!ec) break;
     bool retry = upstream_->reused && attempt == 0;
     close_upstream();
     if (!retry) throw boost::system::system_error(ec, "sending the request upstream");
+    framing = Http1Framing(request_head_, chunked, has_body);
   }
   // The proxy answers "Expect: 100-continue" itself (it is hop-by-hop in practice), once upstream
   // is reachable: the client sends the body at once, and upstream never sends an interim response.
@@ -206,32 +227,29 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
     co_await http::async_write(*client_, go_on, asio::use_awaitable);
   }
   upstream_->reused = true;
+  if (framing.done()) co_return true;
   auto& body = req.body();
   if (!ex.parser.is_done()) reserve_client_reads();
-  do {
+  while (!framing.done()) {
+    std::size_t size = 0;
+    auto& chunk = up_chunk();
     if (!ex.parser.is_done()) {
-      auto& chunk = up_chunk();
       body.data = chunk.data();
       body.size = chunk.size();
       client_->expires_after(options_.io_timeout);
       auto [ec, n] = co_await http::async_read_some(*client_, client_buffer_, ex.parser, use_tuple);
       if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the request body");
-      body.size = chunk.size() - body.size;
-      body.data = chunk.data();
-      body.more = !ex.parser.is_done();
-      ex.record.bytes_in += body.size;
-      if (body.size == 0 && body.more) continue;
-    } else {
-      body.data = nullptr;
-      body.size = 0;
-      body.more = false;
+      size = chunk.size() - body.size;
+      ex.record.bytes_in += size;
+      if (size == 0 && !ex.parser.is_done()) continue;
     }
+    auto buffers = framing.next(chunk.data(), size, !ex.parser.is_done());
+    if (buffers.empty()) continue;
     co_await hold_while_blackholed();
     upstream_->stream.expires_after(options_.io_timeout);
-    auto [ec, n] = co_await http::async_write(upstream_->stream, sr, use_tuple);
-    if (ec && ec != http::error::need_buffer)
-      throw boost::system::system_error(ec, "sending the request body upstream");
-  } while (!ex.parser.is_done() || !sr.is_done());
+    auto [ec, n] = co_await asio::async_write(upstream_->stream, buffers, use_tuple);
+    if (ec) throw boost::system::system_error(ec, "sending the request body upstream");
+  }
   co_return true;
 }
 

@@ -262,6 +262,7 @@ class Session : public std::enable_shared_from_this<Session> {
   RelayBuffer up_chunk_;              // request body (or tunnel) bytes on their way upstream
   RelayBuffer down_chunk_;            // tunnel bytes on their way to the client (response bodies
                                       // go out from upstream_->buffer)
+  std::string request_head_;          // the request header for the upstream (send_request)
   std::string response_head_;         // the response header for the client (ResponseParser)
   State state_ = State::handshake;
   bool draining_ = false;
