@@ -268,7 +268,7 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
     auto& up_tcp = upstream_->stream;
     if (ex.request.info.is_watch()) up_tcp.expires_never();
     else up_tcp.expires_after(options_.io_timeout);
-    auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
+    auto ec = co_await read_header(upstream_->stream, upstream_->buffer, parser, options_.relay_buffer);
     if (is_invalid_response(ec)) {
       // (A named string: GCC destroys temporaries of a conditional expression in a co_await twice.)
       std::string why = ec.message();
@@ -436,7 +436,7 @@ asio::awaitable<void> Session::discard_response(ResponseParser& parser, Exchange
   auto& up_tcp = upstream_->stream;
   up_tcp.expires_after(options_.io_timeout);
   auto sent = std::chrono::steady_clock::now();
-  auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
+  auto ec = co_await read_header(upstream_->stream, upstream_->buffer, parser, options_.relay_buffer);
   throw_if(ec, "reading the upstream response header");
   ex.upstream_latency = std::chrono::steady_clock::now() - sent;
   ex.record.upstream_status = parser.status();

@@ -125,7 +125,7 @@ asio::awaitable<bool> Session::serve_request() {
   ex.parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
   ex.parser.body_limit(boost::none);
   client_->expires_after(options_.header_timeout);
-  auto [ec, n] = co_await http::async_read_header(*client_, client_buffer_, ex.parser, use_tuple);
+  auto ec = co_await read_header(*client_, client_buffer_, ex.parser, options_.relay_buffer);
   if (ec == http::error::header_limit) {
     co_await write_simple_error(431, "request header too large");
     co_return false;
