@@ -338,6 +338,11 @@ void Session::reserve_upstream_reads() {
 void Session::release_idle_buffers() {
   RelayBuffer().swap(up_chunk_);
   RelayBuffer().swap(down_chunk_);
+  // The serialized headers are reused from request to request, but one made large by a long
+  // header (a request's may reach --max-header-bytes) is not kept by an idle connection.
+  constexpr std::size_t kKeptHead = 4096;
+  if (request_head_.capacity() > kKeptHead) std::string().swap(request_head_);
+  if (response_head_.capacity() > kKeptHead) std::string().swap(response_head_);
   if (client_buffer_.size() == 0) client_buffer_.shrink_to_fit();  // bytes of a pipelined request stay
   if (upstream_ && upstream_->buffer.size() == 0) upstream_->buffer.shrink_to_fit();
 }
