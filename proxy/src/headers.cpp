@@ -63,6 +63,18 @@ std::vector<std::string> connection_tokens(std::string_view connection_value) {
   return out;
 }
 
+bool drops_field(boost::beast::http::field known, std::string_view name,
+                 const std::vector<std::string>& connection_named, bool keep_upgrade) {
+  using boost::beast::http::field;
+  bool upgrade_header = known == field::connection || known == field::upgrade;
+  if (keep_upgrade && upgrade_header) return false;
+  if (is_hop_by_hop(known)) return true;
+  // Compared in place, without a lower-cased copy of every name (one per header per message).
+  bool listed = std::any_of(connection_named.begin(), connection_named.end(),
+                            [&](const std::string& token) { return boost::beast::iequals(token, name); });
+  return listed && !(keep_upgrade && boost::beast::iequals(name, "upgrade"));
+}
+
 std::string accept_json_instead_of_protobuf(std::string_view accept) {
   if (!boost::algorithm::icontains(accept, "protobuf")) return std::string(accept);
   std::string out;

@@ -4,12 +4,14 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/read_size.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
-#include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/write.hpp>
+
+#include <charconv>
 
 #include <linux/sockios.h>
 #include <spdlog/spdlog.h>
@@ -27,21 +29,13 @@ namespace {
 using net::throw_if;
 using net::use_tuple;
 
-// Removes hop-by-hop headers and those the Connection header names. An upgrade keeps Connection
-// and Upgrade: they are the handshake being relayed.
+// Removes hop-by-hop headers and those the Connection header names (drops_field).
 template <class Fields>
 void strip_hop_by_hop(Fields& fields, bool keep_upgrade) {
   std::vector<std::string> named = connection_tokens(fields[http::field::connection]);
   std::vector<std::string> drop;
   for (const auto& field : fields) {
-    // Compared in place, without a lower-cased copy of every name (one per header per request).
-    std::string_view name = field.name_string();
-    bool upgrade_header = field.name() == http::field::connection || field.name() == http::field::upgrade;
-    if (keep_upgrade && upgrade_header) continue;
-    bool listed =
-        std::any_of(named.begin(), named.end(), [&](const std::string& token) { return beast::iequals(token, name); });
-    if (is_hop_by_hop(field.name()) || (listed && !(keep_upgrade && beast::iequals(name, "upgrade"))))
-      drop.emplace_back(name);
+    if (drops_field(field.name(), field.name_string(), named, keep_upgrade)) drop.emplace_back(field.name_string());
   }
   for (const auto& name : drop) fields.erase(name);
 }
@@ -66,6 +60,86 @@ bool is_invalid_response(const boost::system::error_code& ec) {
 }
 
 }  // namespace
+
+void ResponseParser::on_response_impl(int code, beast::string_view reason, int, boost::system::error_code&) {
+  status_ = code;
+  // Always HTTP/1.1 towards the client, whatever the upstream spoke; a missing reason phrase
+  // gets the usual one, as Beast's serializer did.
+  if (reason.empty()) reason = http::obsolete_reason(static_cast<http::status>(code));
+  char digits[4];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, code);
+  head_.append("HTTP/1.1 ", 9)
+      .append(digits, end)
+      .append(" ", 1)
+      .append(reason.data(), reason.size())
+      .append("\r\n", 2);
+}
+
+void ResponseParser::on_field_impl(http::field name, beast::string_view name_string, beast::string_view value,
+                                   boost::system::error_code&) {
+  if (name == http::field::connection) {
+    if (!connection_.empty()) connection_ += ',';
+    connection_.append(value.data(), value.size());
+  } else if (name == http::field::content_type) {
+    content_type_.assign(value.data(), value.size());
+  } else if (name == http::field::content_length) {
+    // Repeated ones are identical (the parser refuses differing ones): forwarded once.
+    if (content_length_seen_) return;
+    content_length_seen_ = true;
+  }
+  // Named by Connection or not, an upgrade keeps its Connection and Upgrade; every other
+  // hop-by-hop field is dropped here, the ones Connection names once the header is complete.
+  if (drops_field(name, name_string, {}, upgrade())) return;
+  head_.append(name_string.data(), name_string.size())
+      .append(": ", 2)
+      .append(value.data(), value.size())
+      .append("\r\n", 2);
+}
+
+void ResponseParser::on_header_impl(boost::system::error_code&) {
+  std::vector<std::string> named = connection_tokens(connection_);
+  // "keep-alive" (nginx sends it on every response) names a field dropped already.
+  std::erase_if(named, [](const std::string& token) { return is_hop_by_hop(token); });
+  if (named.empty()) return;
+  // Rare (kube-apiserver names no fields in Connection): the fields it names leave the header.
+  std::string_view all = head_;
+  std::size_t status_line = all.find("\r\n") + 2;
+  std::string kept(all.substr(0, status_line));
+  for (std::size_t at = status_line; at < all.size();) {
+    std::size_t eol = all.find("\r\n", at);
+    std::string_view line = all.substr(at, eol - at);
+    std::string_view field_name = line.substr(0, line.find(':'));
+    if (!drops_field(http::string_to_field(field_name), field_name, named, upgrade())) kept.append(line).append("\r\n");
+    at = eol + 2;
+  }
+  head_ = std::move(kept);
+}
+
+std::string_view ResponseParser::finish_head(bool keep_alive) {
+  if (!keep_alive && !upgrade()) head_ += "Connection: close\r\n";
+  head_ += "\r\n";
+  return head_;
+}
+
+std::span<const asio::const_buffer> Http1Framing::next(const char* data, std::size_t size, bool more) {
+  std::size_t n = 0;
+  if (!head_.empty()) buffers_[n++] = asio::buffer(head_.data(), head_.size());
+  head_ = {};
+  if (done_) return {buffers_.data(), n};
+  if (chunked_ && size > 0) {
+    char* end = std::to_chars(size_line_, size_line_ + 16, size, 16).ptr;
+    *end++ = '\r';
+    *end++ = '\n';
+    buffers_[n++] = asio::buffer(size_line_, static_cast<std::size_t>(end - size_line_));
+  }
+  if (size > 0) buffers_[n++] = asio::buffer(data, size);
+  if (chunked_ && size > 0) buffers_[n++] = asio::buffer("\r\n", 2);
+  if (!more) {
+    if (chunked_) buffers_[n++] = asio::buffer("0\r\n\r\n", 5);
+    done_ = true;
+  }
+  return {buffers_.data(), n};
+}
 
 // Opens the upstream connection. Returns what failed (resolving, connecting, the TLS handshake),
 // or nothing when the connection is up; the caller answers the client in the apiserver's place.
@@ -113,7 +187,18 @@ void Session::prepare_upstream_request(Exchange& ex) {
 asio::awaitable<bool> Session::send_request(Exchange& ex) {
   prepare_upstream_request(ex);
   auto& req = ex.parser.get();
-  http::serializer<true, http::buffer_body> sr{req};
+  // The request line and fields, serialized once (Beast's serializer walked them through layers of
+  // buffer sequences on every write); the body keeps the client's framing.
+  request_head_.clear();
+  request_head_.append(req.method_string()).append(" ", 1).append(req.target());
+  request_head_.append(req.version() == 10 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n");
+  for (const auto& field : req.base()) {
+    request_head_.append(field.name_string()).append(": ", 2).append(field.value()).append("\r\n", 2);
+  }
+  request_head_.append("\r\n");
+  const bool chunked = ex.parser.chunked();
+  const bool has_body = !ex.parser.is_done();
+  Http1Framing framing(request_head_, chunked, has_body);
   // A kept-alive upstream connection may have been closed by the apiserver meanwhile: nothing has
   // been sent yet, so one reconnect is safe.
   for (int attempt = 0;; ++attempt) {
@@ -127,11 +212,13 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
     }
     co_await hold_while_blackholed();
     upstream_->stream.expires_after(options_.io_timeout);
-    auto [ec, n] = co_await http::async_write_header(upstream_->stream, sr, use_tuple);
+    auto head = framing.next(nullptr, 0, true);
+    auto [ec, n] = co_await asio::async_write(upstream_->stream, head, use_tuple);
     if (!ec) break;
     bool retry = upstream_->reused && attempt == 0;
     close_upstream();
     if (!retry) throw boost::system::system_error(ec, "sending the request upstream");
+    framing = Http1Framing(request_head_, chunked, has_body);
   }
   // The proxy answers "Expect: 100-continue" itself (it is hop-by-hop in practice), once upstream
   // is reachable: the client sends the body at once, and upstream never sends an interim response.
@@ -141,39 +228,30 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
     co_await http::async_write(*client_, go_on, asio::use_awaitable);
   }
   upstream_->reused = true;
+  if (framing.done()) co_return true;
   auto& body = req.body();
   if (!ex.parser.is_done()) reserve_client_reads();
-  do {
+  while (!framing.done()) {
+    std::size_t size = 0;
+    auto& chunk = up_chunk();
     if (!ex.parser.is_done()) {
-      auto& chunk = up_chunk();
       body.data = chunk.data();
       body.size = chunk.size();
       client_->expires_after(options_.io_timeout);
       auto [ec, n] = co_await http::async_read_some(*client_, client_buffer_, ex.parser, use_tuple);
       if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the request body");
-      body.size = chunk.size() - body.size;
-      body.data = chunk.data();
-      body.more = !ex.parser.is_done();
-      ex.record.bytes_in += body.size;
-      if (body.size == 0 && body.more) continue;
-    } else {
-      body.data = nullptr;
-      body.size = 0;
-      body.more = false;
+      size = chunk.size() - body.size;
+      ex.record.bytes_in += size;
+      if (size == 0 && !ex.parser.is_done()) continue;
     }
+    auto buffers = framing.next(chunk.data(), size, !ex.parser.is_done());
+    if (buffers.empty()) continue;
     co_await hold_while_blackholed();
     upstream_->stream.expires_after(options_.io_timeout);
-    auto [ec, n] = co_await http::async_write(upstream_->stream, sr, use_tuple);
-    if (ec && ec != http::error::need_buffer)
-      throw boost::system::system_error(ec, "sending the request body upstream");
-  } while (!ex.parser.is_done() || !sr.is_done());
+    auto [ec, n] = co_await asio::async_write(upstream_->stream, buffers, use_tuple);
+    if (ec) throw boost::system::system_error(ec, "sending the request body upstream");
+  }
   co_return true;
-}
-
-void Session::prepare_client_response(http::response<http::buffer_body>& res, const Exchange& ex, bool upgrade) {
-  strip_hop_by_hop(res.base(), upgrade);
-  res.version(11);
-  if (!upgrade) res.keep_alive(ex.client_keep_alive && !draining_);
 }
 
 asio::awaitable<bool> Session::relay_response(Exchange& ex) {
@@ -183,7 +261,7 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
   for (int interim = 0;; ++interim) {
     // Interim responses (100, 103) are read and dropped: the client does not need them, the final
     // one follows. Each needs a parser of its own.
-    final_response.emplace();
+    final_response.emplace(response_head_);
     auto& parser = *final_response;
     parser.body_limit(boost::none);
     parser.header_limit(kResponseHeaderLimit);
@@ -191,20 +269,18 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
     auto& up_tcp = upstream_->stream;
     if (ex.request.info.is_watch()) up_tcp.expires_never();
     else up_tcp.expires_after(options_.io_timeout);
-    auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
+    auto ec = co_await read_header(upstream_->stream, upstream_->buffer, parser, options_.relay_buffer);
     if (is_invalid_response(ec)) {
       // (A named string: GCC destroys temporaries of a conditional expression in a co_await twice.)
       std::string why = ec.message();
       if (ec == http::error::header_limit) {
-        why = "response header larger than " + std::to_string(kResponseHeaderLimit) +
-              " bytes, or a field larger than " + std::to_string(ResponseParser::kMaxFieldBytes) + " bytes";
+        why = "response header larger than " + std::to_string(kResponseHeaderLimit) + " bytes";
       }
       co_await answer_bad_gateway(ex, why);
       co_return true;
     }
     throw_if(ec, "reading the upstream response header");
-    bool is_interim =
-        parser.get().result_int() / 100 == 1 && parser.get().result() != http::status::switching_protocols;
+    bool is_interim = parser.status() / 100 == 1 && !parser.upgrade();
     if (!is_interim) break;
     if (interim + 1 >= kMaxInterimResponses) {
       std::string why = "more than " + std::to_string(kMaxInterimResponses) + " interim responses";
@@ -213,23 +289,19 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
     }
   }
   auto& parser = *final_response;
-  single_content_length(parser);
   ex.upstream_latency = std::chrono::steady_clock::now() - sent;
-  auto& res = parser.get();
-  ex.record.upstream_status = res.result_int();
-  bool upstream_keep_alive = res.keep_alive();
-  bool upgrade = res.result() == http::status::switching_protocols;
+  ex.record.upstream_status = parser.status();
+  bool upstream_keep_alive = parser.keep_alive();
+  bool upgrade = parser.upgrade();
   // A body that ends when upstream closes (no length, not chunked) also ends the client connection:
   // the client has no other way to see where it ends.
   bool until_eof = !upgrade && !parser.is_done() && parser.need_eof();
   if (until_eof) ex.client_keep_alive = false;
-  prepare_client_response(res, ex, upgrade);
 
   WatchFilter* filter = ex.disposition.watch_filter.get();
-  if (filter && ex.disposition.json_upstream &&
-      (!res.chunked() || !is_json_content_type(res[http::field::content_type]))) {
+  if (filter && ex.disposition.json_upstream && (!parser.chunked() || !is_json_content_type(parser.content_type()))) {
     spdlog::error("conn {}: rule '{}' ({}) cannot act: the watch response is not chunked JSON (Content-Type '{}')", id_,
-                  ex.plan.rule, ex.record.action.value_or(""), std::string(res[http::field::content_type]));
+                  ex.plan.rule, ex.record.action.value_or(""), parser.content_type());
     filter = nullptr;
   }
   bool keep_going = co_await stream_body(parser, ex, filter);
@@ -245,22 +317,20 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
 // into events and the filter decides what the client gets. Returns false when the client
 // connection must not carry another request.
 asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex, WatchFilter* filter) {
-  auto& res = parser.get();
-  http::serializer<false, http::buffer_body> sr{res};
+  const int status = parser.status();
+  const bool upgrade = parser.upgrade();
+  // The body is framed as the upstream's was: chunked stays chunked (re-chunked piece by piece),
+  // a length stays that length; a 101, a HEAD answer, 204 and 304 have none.
+  const bool has_body = !upgrade && !parser.is_done();
+  const bool keep_alive = ex.client_keep_alive && !draining_;
+  Http1Framing framing(parser.finish_head(keep_alive), parser.chunked(), has_body);
   bool streaming = ex.request.info.is_watch();
   // When the first body bytes came in together with the header (a small GET, the start of a
   // LIST), header and body leave in one write: one TLS record and one send instead of two. A watch,
   // an upgrade, or a body that is not here yet gets its header at once.
-  bool header_with_body = !streaming && !filter && res.result() != http::status::switching_protocols &&
-                          !parser.is_done() && upstream_->buffer.size() > 0;
-  if (!header_with_body) {
-    co_await hold_while_blackholed();
-    client_->expires_after(options_.io_timeout);
-    auto [hec, hn] = co_await http::async_write_header(*client_, sr, use_tuple);
-    throw_if(hec, "writing the response header");
-    ex.record.status = res.result_int();
-  }
-  if (res.result() == http::status::switching_protocols) co_return false;
+  bool header_with_body = !streaming && !filter && has_body && upstream_->buffer.size() > 0;
+  if (!header_with_body) co_await write_body_piece(framing, status, nullptr, 0, true, ex);
+  if (upgrade) co_return false;
 
   if (streaming) {
     state_ = State::streaming;
@@ -308,18 +378,18 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
     }
     if (!piece.empty() || (parser.is_done() && end == WatchFilter::End::none)) {
       bool more = !parser.is_done() && end == WatchFilter::End::none;
-      co_await write_body_piece(sr, res, piece.data(), piece.size(), more || end != WatchFilter::End::none, ex);
+      co_await write_body_piece(framing, status, piece.data(), piece.size(), more || end != WatchFilter::End::none, ex);
       out.clear();
     }
     upstream_->buffer.consume(used);
   }
   if (end == WatchFilter::End::reset) {
-    if (!out.empty()) co_await write_body_piece(sr, res, out.data(), out.size(), true, ex);
+    if (!out.empty()) co_await write_body_piece(framing, status, out.data(), out.size(), true, ex);
     co_await wait_for_send_queue();  // a RST discards unsent data: let the last events leave first
     cut_now(Cut::reset);
     co_return false;
   }
-  if (!sr.is_done()) co_await write_body_piece(sr, res, out.data(), out.size(), false, ex);
+  if (!framing.done()) co_await write_body_piece(framing, status, out.data(), out.size(), false, ex);
   if (!parser.is_done()) close_upstream();  // the upstream response was abandoned mid-stream
   state_ = State::busy;
   co_return true;
@@ -352,18 +422,15 @@ asio::awaitable<Session::Parsed> Session::parse_body_piece(ResponseParser& parse
   }
 }
 
-asio::awaitable<void> Session::write_body_piece(http::serializer<false, http::buffer_body>& sr,
-                                                http::response<http::buffer_body>& res, const char* data,
-                                                std::size_t size, bool more, Exchange& ex) {
-  auto& body = res.body();
-  body.data = size > 0 ? const_cast<char*>(data) : nullptr;
-  body.size = size;
-  body.more = more;
+asio::awaitable<void> Session::write_body_piece(Http1Framing& framing, int status, const char* data, std::size_t size,
+                                                bool more, Exchange& ex) {
+  auto buffers = framing.next(data, size, more);
+  if (buffers.empty()) co_return;
   co_await hold_while_blackholed();
   client_->expires_after(options_.io_timeout);
-  auto [ec, n] = co_await http::async_write(*client_, sr, use_tuple);
-  if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "writing the response body");
-  ex.record.status = res.result_int();  // the header went out (with the first piece, or before it)
+  auto [ec, n] = co_await asio::async_write(*client_, buffers, use_tuple);
+  if (ec) throw boost::system::system_error(ec, "writing the response");
+  ex.record.status = status;  // the header went out (with the first piece, or before it)
   ex.record.bytes_out += size;
 }
 
@@ -374,15 +441,15 @@ asio::awaitable<void> Session::discard_response(ResponseParser& parser, Exchange
   auto& up_tcp = upstream_->stream;
   up_tcp.expires_after(options_.io_timeout);
   auto sent = std::chrono::steady_clock::now();
-  auto [ec, n] = co_await http::async_read_header(upstream_->stream, upstream_->buffer, parser, use_tuple);
+  auto ec = co_await read_header(upstream_->stream, upstream_->buffer, parser, options_.relay_buffer);
   throw_if(ec, "reading the upstream response header");
   ex.upstream_latency = std::chrono::steady_clock::now() - sent;
-  ex.record.upstream_status = parser.get().result_int();
+  ex.record.upstream_status = parser.status();
   if (!parser.is_done()) {
     auto [rec, rn] = co_await http::async_read(upstream_->stream, upstream_->buffer, parser, use_tuple);
     throw_if(rec, "reading the upstream body");
   }
-  if (!parser.get().keep_alive()) close_upstream();
+  if (!parser.keep_alive()) close_upstream();
 }
 
 asio::awaitable<void> Session::wait_for_send_queue() {

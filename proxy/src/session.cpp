@@ -138,7 +138,7 @@ asio::awaitable<bool> Session::serve_request() {
   ex.parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
   ex.parser.body_limit(boost::none);
   client_->expires_after(options_.header_timeout);
-  auto [ec, n] = co_await http::async_read_header(*client_, client_buffer_, ex.parser, use_tuple);
+  auto ec = co_await read_header(*client_, client_buffer_, ex.parser, options_.relay_buffer);
   if (ec == http::error::header_limit) {
     co_await write_simple_error(431, "request header too large");
     co_return false;
@@ -195,7 +195,7 @@ asio::awaitable<bool> Session::carry_out(Exchange& ex) {
       co_return true;
     }
     if (!d.discard_response) co_return co_await relay_response(ex);
-    ResponseParser parser;
+    ResponseParser parser(response_head_);
     co_await discard_response(parser, ex);
   }
   if (d.hang) {
@@ -351,6 +351,11 @@ void Session::reserve_upstream_reads() {
 void Session::release_idle_buffers() {
   RelayBuffer().swap(up_chunk_);
   RelayBuffer().swap(down_chunk_);
+  // The serialized headers are reused from request to request, but one made large by a long
+  // header (a request's may reach --max-header-bytes) is not kept by an idle connection.
+  constexpr std::size_t kKeptHead = 4096;
+  if (request_head_.capacity() > kKeptHead) std::string().swap(request_head_);
+  if (response_head_.capacity() > kKeptHead) std::string().swap(response_head_);
   if (client_buffer_.size() == 0) client_buffer_.shrink_to_fit();  // bytes of a pipelined request stay
   if (upstream_ && upstream_->buffer.size() == 0) upstream_->buffer.shrink_to_fit();
 }

@@ -147,6 +147,35 @@ TEST_F(relay_limits, HopByHopRequestHeadersDoNotReachTheUpstream) {
   }
 }
 
+// Hop-by-hop response headers (and the ones Connection names) end at the proxy too, a repeated
+// Content-Length reaches the client once, and the end-to-end fields arrive as sent. The upstream
+// said "Connection: close" for itself: the client's connection stays open.
+TEST_F(relay_limits, HopByHopResponseHeadersDoNotReachTheClient) {
+  auto proxy = start_proxy();
+  auto client = connect(*proxy);
+  auto answer = exchange_raw(*client, get("/raw/hop-by-hop"));
+  ASSERT_EQ(answer.status(), 200) << answer.error;
+  const auto& res = answer.response;
+  EXPECT_EQ(res.body(), "ok");
+  EXPECT_EQ(res["X-Kept"], "1");
+  EXPECT_EQ(res.count(http::field::content_length), 1u);
+  for (const char* name : {"Connection", "Keep-Alive", "Proxy-Connection", "TE", "Trailer", "Upgrade", "X-Named"}) {
+    EXPECT_EQ(res.count(name), 0u) << name << " reached the client";
+  }
+  expect_relayed(*client);
+}
+
+// The answer to a HEAD has no body, even when the resource is chunked: nothing may follow its
+// header (a stray last chunk would be read as the start of the next response).
+TEST_F(relay_limits, HeadAnswerOfAChunkedResourceHasNoBody) {
+  auto proxy = start_proxy();
+  auto client = connect(*proxy);
+  auto head = exchange_raw(*client, "HEAD /raw/chunked-head HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", true);
+  ASSERT_EQ(head.status(), 200) << head.error;
+  EXPECT_EQ(head.response[http::field::transfer_encoding], "chunked");
+  expect_relayed(*client);
+}
+
 // ---- invalid upstream responses ----------------------------------------------------------------
 
 TEST_F(relay_limits, InvalidUpstreamResponseAnswers502StatusAndKeepsTheConnection) {

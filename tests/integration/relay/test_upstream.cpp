@@ -296,6 +296,15 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
       std::string body(static_cast<std::size_t>(count), '\0');
       fill_pattern(body.data(), 0, body.size());
       out += body;
+    } else if (what == "hop-by-hop") {  // 200 "ok" with every hop-by-hop field, one named by Connection
+      out =
+          "HTTP/1.1 200 OK\r\nConnection: close, X-Named\r\nKeep-Alive: timeout=5\r\n"
+          "Proxy-Connection: keep-alive\r\nTE: trailers\r\nTrailer: X-Sum\r\nUpgrade: h2c\r\nX-Named: 1\r\n"
+          "Content-Length: 2\r\nX-Kept: 1\r\nContent-Length: 2\r\n\r\nok";
+    } else if (what == "chunked-head") {  // the answer to a HEAD of a chunked resource: no body
+      out =
+          "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+          "Connection: close\r\n\r\n";
     } else if (what == "interim") {  // `count` interim responses, then 200 "ok"
       for (int i = 0; i < count; ++i) out += "HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n";
       out += ok;

@@ -19,6 +19,12 @@ bool is_hop_by_hop(std::string_view name);
 // The comma-separated tokens of a Connection header value, lower-cased and trimmed.
 std::vector<std::string> connection_tokens(std::string_view connection_value);
 
+// Whether the relay drops a field on its way: hop-by-hop, or named by the message's Connection
+// header (`connection_named`, from connection_tokens). An upgrade (`keep_upgrade`) keeps
+// Connection and Upgrade: they are the handshake being relayed.
+bool drops_field(boost::beast::http::field known, std::string_view name,
+                 const std::vector<std::string>& connection_named, bool keep_upgrade);
+
 // An Accept value asking for JSON instead of protobuf, so watch events can be framed: protobuf
 // media types are replaced by application/json; a value without protobuf is returned unchanged.
 std::string accept_json_instead_of_protobuf(std::string_view accept);
