@@ -151,7 +151,11 @@ asio::awaitable<boost::system::error_code> read_header(TlsStream& stream, beast:
       if (ec != http::error::need_more) co_return ec;  // done, or a parse error
       ec = {};
     }
-    auto space = buffer.prepare(beast::read_size(buffer, max_read));
+    // The buffers are bounded (Upstream::buffer, Session::client_buffer_); the parser's header
+    // limit is below their bound, so a full buffer means a header past it all the same.
+    const std::size_t room = beast::read_size(buffer, max_read);
+    if (room == 0) co_return http::error::header_limit;
+    auto space = buffer.prepare(room);
     auto [rec, n] = co_await stream.async_read_some(space, net::use_tuple);
     buffer.commit(n);
     if (rec == asio::error::eof) {
