@@ -72,7 +72,20 @@ const CommandResult& LocalStack::up(const std::string& args, const std::string& 
 }
 
 CommandResult LocalStack::down() const {
-  return run_command(shell_quote(stack_script()) + " down --run-dir " + shell_quote(dir_.string()));
+  CommandResult result = run_command(shell_quote(stack_script()) + " down --run-dir " + shell_quote(dir_.string()));
+  // The run dir holds etcd's data (its write-ahead log alone is 64 MB, preallocated) and the
+  // components' logs. Kept when the stack did not come down cleanly, when a test of this program
+  // failed (the logs are the evidence) or with FAULTLINE_KEEP_TEST_DIRS set; removed otherwise:
+  // every test program left one behind, and a few days of test runs filled this machine's disk.
+  const auto* unit = ::testing::UnitTest::GetInstance();
+  const bool failed = unit->Failed() || ::testing::Test::HasFailure();
+  if (result.exit_code == 0 && !failed && std::getenv("FAULTLINE_KEEP_TEST_DIRS") == nullptr) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  } else {
+    std::cerr << "[stack] run dir kept: " << dir_ << "\n";
+  }
+  return result;
 }
 
 std::string LocalStack::var(const std::string& name) const {
