@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cstdint>
 
 #include <string>
 
@@ -14,8 +16,13 @@ const std::vector<double>& ProxyMetrics::latency_buckets() {
   return buckets;
 }
 
+namespace {
+std::atomic<std::uint64_t> next_id{1};
+}  // namespace
+
 ProxyMetrics::ProxyMetrics()
-    : open_connections(
+    : id_(next_id++),
+      open_connections(
           registry_.gauge("faultline_open_connections", "Client connections currently open to the proxy.").get()),
       open_watches(
           registry_.gauge("faultline_open_watches", "Watch requests currently streaming through the proxy.").get()),
@@ -53,6 +60,27 @@ bool known_verb(std::string_view verb) {
 }  // namespace
 
 void ProxyMetrics::request_done(std::string_view verb, std::string_view resource, int code) {
+  // The series of this thread's last request: a connection mostly repeats the request before it,
+  // and then the verb check, the resource set and the family's map are not searched again. Series
+  // are never removed, and `id_` tells this object from an earlier one at the same address.
+  struct Last {
+    std::uint64_t owner = 0;
+    std::string verb, resource;
+    int code = 0;
+    metrics::Counter* series = nullptr;
+  };
+  thread_local Last last;
+  if (last.owner == id_ && last.code == code && last.verb == verb && last.resource == resource) {
+    last.series->inc();
+    return;
+  }
+  metrics::Counter& series = requests_series(verb, resource, code);
+  series.inc();
+  if (resource.size() <= kMaxResourceBytes && verb.size() <= kMaxResourceBytes)
+    last = {id_, std::string(verb), std::string(resource), code, &series};
+}
+
+metrics::Counter& ProxyMetrics::requests_series(std::string_view verb, std::string_view resource, int code) {
   if (!known_verb(verb)) verb = kOtherResource;
   std::string_view label = resource;
   if (resource.size() > kMaxResourceBytes) {
@@ -66,7 +94,7 @@ void ProxyMetrics::request_done(std::string_view verb, std::string_view resource
       else if (!resources_.contains(resource)) label = kOtherResource;
     }
   }
-  requests_.with({std::string(verb), std::string(label), code > 0 ? std::to_string(code) : "none"}).inc();
+  return requests_.with({std::string(verb), std::string(label), code > 0 ? std::to_string(code) : "none"});
 }
 
 void ProxyMetrics::rule_matched(std::string_view rule) { rule_matched_.with({std::string(rule)}).inc(); }

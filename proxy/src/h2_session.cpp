@@ -238,7 +238,7 @@ asio::awaitable<void> H2Connection::client_reader() {
     auto [ec, n] = co_await client.async_read_some(asio::buffer(buf), use_tuple);
     if (ec || closing_) break;
     last_activity_ = std::chrono::steady_clock::now();
-    co_await session_->hold_while_blackholed();
+    if (session_->blackholed()) co_await session_->hold_while_blackholed();
     co_await hold_while_stalled();
     if (closing_) break;
     auto rv = nghttp2_session_mem_recv(client_, buf.data(), n);
@@ -269,7 +269,7 @@ asio::awaitable<void> H2Connection::client_writer() {
     if (closing_) break;
     if (!collect_output(client_, out, session_->id_)) break;
     if (!out.empty()) {
-      co_await session_->hold_while_blackholed();
+      if (session_->blackholed()) co_await session_->hold_while_blackholed();
       co_await hold_while_stalled();
       if (closing_) break;
       writing_ = true;
@@ -744,7 +744,7 @@ asio::awaitable<void> H2Connection::upstream_reader(std::shared_ptr<Upstream> up
   while (!closing_ && !up->done && nghttp2_session_want_read(up->session)) {
     auto [ec, n] = co_await up->stream.async_read_some(asio::buffer(buf), use_tuple);
     if (ec || closing_) break;
-    co_await session_->hold_while_blackholed();
+    if (session_->blackholed()) co_await session_->hold_while_blackholed();
     if (closing_ || up->done) break;
     auto rv = nghttp2_session_mem_recv(up->session, buf.data(), n);
     if (rv < 0) {
@@ -767,7 +767,7 @@ asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up
     if (closing_) break;
     if (!collect_output(up->session, out, session_->id_)) break;
     if (!out.empty()) {
-      co_await session_->hold_while_blackholed();
+      if (session_->blackholed()) co_await session_->hold_while_blackholed();
       if (closing_) break;
       auto [ec, n] = co_await asio::async_write(up->stream, asio::buffer(out), use_tuple);
       if (ec) break;

@@ -210,7 +210,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
         co_return false;
       }
     }
-    co_await hold_while_blackholed();
+    if (blackholed()) co_await hold_while_blackholed();
     upstream_->stream.expires_after(options_.io_timeout);
     auto head = framing.next(nullptr, 0, true);
     auto [ec, n] = co_await asio::async_write(upstream_->stream, head, use_tuple);
@@ -246,7 +246,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
     }
     auto buffers = framing.next(chunk.data(), size, !ex.parser.is_done());
     if (buffers.empty()) continue;
-    co_await hold_while_blackholed();
+    if (blackholed()) co_await hold_while_blackholed();
     upstream_->stream.expires_after(options_.io_timeout);
     auto [ec, n] = co_await asio::async_write(upstream_->stream, buffers, use_tuple);
     if (ec) throw boost::system::system_error(ec, "sending the request body upstream");
@@ -426,7 +426,7 @@ asio::awaitable<void> Session::write_body_piece(Http1Framing& framing, int statu
                                                 bool more, Exchange& ex) {
   auto buffers = framing.next(data, size, more);
   if (buffers.empty()) co_return;
-  co_await hold_while_blackholed();
+  if (blackholed()) co_await hold_while_blackholed();
   client_->expires_after(options_.io_timeout);
   auto [ec, n] = co_await asio::async_write(*client_, buffers, use_tuple);
   if (ec) throw boost::system::system_error(ec, "writing the response");
@@ -475,7 +475,7 @@ asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_t
   beast::flat_buffer& leftover = client_to_upstream ? self->client_buffer_ : self->upstream_->buffer;
   RelayBuffer& chunk = client_to_upstream ? self->up_chunk() : self->down_chunk();
   auto write_to = [&](auto buffers) -> asio::awaitable<boost::system::error_code> {
-    co_await self->hold_while_blackholed();
+    if (self->blackholed()) co_await self->hold_while_blackholed();
     if (self->cut_ || !self->upstream_) co_return asio::error::operation_aborted;
     auto [ec, n] = client_to_upstream ? co_await asio::async_write(self->upstream_->stream, buffers, use_tuple)
                                       : co_await asio::async_write(*self->client_, buffers, use_tuple);

@@ -62,9 +62,10 @@ asio::awaitable<void> Session::run(std::shared_ptr<Session> self) {
   } catch (const boost::system::system_error& e) {
     // A peer going away mid-exchange is routine (debug); a limit reached is not.
     if (e.code() == http::error::buffer_overflow) {
-      spdlog::warn("conn {} ({}): {}: a chunk-size line or trailer section did not end within the "
-                   "connection's read buffer; connection closed",
-                   self->id_, self->peer_, e.what());
+      spdlog::warn(
+          "conn {} ({}): {}: a chunk-size line or trailer section did not end within the "
+          "connection's read buffer; connection closed",
+          self->id_, self->peer_, e.what());
     } else {
       spdlog::debug("conn {} ({}): {}", self->id_, self->peer_, e.what());
     }
@@ -280,6 +281,12 @@ asio::awaitable<void> Session::answer_bad_gateway(Exchange& ex, const std::strin
                options_.upstream.endpoint.to_string(), why, ex.request.method, path_only(ex.request.target));
   const faults::HttpResponse answer = bad_gateway_response(options_, why);
   co_await write_local_response(ex, answer);
+}
+
+bool Session::blackholed() const {
+  if (cut_) return false;
+  auto outage = server_->engine.outage(server_->clock.now());
+  return outage && outage->mode == faults::actions::Outage::Mode::blackhole;
 }
 
 // Blackhole outage: open connections relay nothing, in either direction, until the outage is over

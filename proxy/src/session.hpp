@@ -242,6 +242,9 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::awaitable<void> discard_request_body(Exchange& ex);
   asio::awaitable<void> answer_upstream_unreachable(Exchange& ex);
   asio::awaitable<void> answer_bad_gateway(Exchange& ex, const std::string& why);
+  // Before every write of relayed bytes: `if (blackholed()) co_await hold_while_blackholed();`,
+  // so that a request outside an outage costs no coroutine frame for it.
+  bool blackholed() const;
   asio::awaitable<void> hold_while_blackholed();
   asio::awaitable<void> hang(std::optional<std::chrono::milliseconds> limit);
   asio::awaitable<void> close_gracefully();

@@ -68,6 +68,30 @@ class relay_h2 : public RelayFixture {
   static RawH2Client::Fields bomb(std::size_t copies) { return RawH2Client::Fields(copies, {"x-bomb", kBombValue}); }
 };
 
+// A blackhole outage holds an HTTP/2 connection that is already open: a request sent during it is
+// answered only once it is over (then normally). The time is bounded from below only: a loaded
+// machine makes the answer later, never earlier.
+TEST_F(relay_h2, BlackholeOutageHoldsAnOpenConnectionUntilItEnds) {
+  auto proxy = start_proxy();
+  RawH2Client client(authority(*proxy));
+  expect_served(client, *proxy);
+
+  auto outage_requested = std::chrono::steady_clock::now();
+  auto answer = admin_request(proxy->admin_port(), "POST", "/v1/outage?duration=4s&mode=blackhole");
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  auto id = client.get(authority(*proxy), "/bytes?size=16");
+  ASSERT_TRUE(client.read_until([&] { return client.streams[id].closed; }, 60s)) << proxy->log().substr(0, 4000);
+  auto answered = std::chrono::steady_clock::now();
+  EXPECT_EQ(client.streams[id].status, 200);
+  EXPECT_EQ(client.streams[id].body, 16u);
+  EXPECT_GE(answered - outage_requested, 4s)
+      << "the request was answered "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(answered - outage_requested).count()
+      << " ms after the blackhole outage began";
+  expect_served(client, *proxy);
+  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+}
+
 // A header list over --max-header-bytes (1 MiB by default) but within four times it: 431 on that
 // stream; the connection carries the next request.
 TEST_F(relay_h2, HeaderListOverTheLimitAnswers431AndTheConnectionGoesOn) {

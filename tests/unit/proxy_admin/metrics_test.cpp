@@ -200,6 +200,33 @@ TEST(ProxyMetrics, ClientChosenResourcesCannotGrowTheSeriesWithoutBound) {
   EXPECT_EQ(e.value("faultline_requests_total", L{{"verb", "get"}, {"resource", "_other"}, {"code", "404"}}), 101);
 }
 
+// request_done remembers the series of the thread's last request: each request still counts on
+// its own series, whichever request came before it and whichever ProxyMetrics counted it.
+TEST(ProxyMetrics, EachRequestCountsOnItsOwnSeriesWhateverCameBefore) {
+  ProxyMetrics m;
+  ProxyMetrics other;  // another proxy's metrics on the same thread (the cache is per thread)
+  m.request_done("get", "pods", 200);
+  m.request_done("get", "pods", 200);
+  m.request_done("get", "pods", 404);
+  m.request_done("list", "pods", 200);
+  m.request_done("get", "nodes", 200);
+  other.request_done("get", "nodes", 200);
+  m.request_done("get", "nodes", 200);
+  m.request_done("get", "pods", 0);
+  m.request_done("get", "pods", 200);
+  const auto e = parse_exposition(m.render());
+  auto count = [&](const char* verb, const char* resource, const char* code) {
+    return e.value("faultline_requests_total", L{{"verb", verb}, {"resource", resource}, {"code", code}});
+  };
+  EXPECT_EQ(count("get", "pods", "200"), 3);
+  EXPECT_EQ(count("get", "pods", "404"), 1);
+  EXPECT_EQ(count("get", "pods", "none"), 1);
+  EXPECT_EQ(count("list", "pods", "200"), 1);
+  EXPECT_EQ(count("get", "nodes", "200"), 2);
+  const auto o = parse_exposition(other.render());
+  EXPECT_EQ(o.value("faultline_requests_total", L{{"verb", "get"}, {"resource", "nodes"}, {"code", "200"}}), 1);
+}
+
 TEST(Metrics, LabelValuesAreValidUtf8) {
   Registry r;
   r.counter("c_total", "h", {"resource"}).with({"caf\xe9\xff"}).inc();

@@ -4,6 +4,7 @@
 #include "faultline/admin/metrics.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <set>
 #include <shared_mutex>
@@ -17,6 +18,7 @@ class ProxyMetrics {
   // Declared before everything else: the family and series references below point into it and
   // members are initialised in declaration order.
   metrics::Registry registry_;
+  std::uint64_t id_;  // unique per object (the per-thread series cache of request_done)
 
  public:
   ProxyMetrics();
@@ -52,6 +54,7 @@ class ProxyMetrics {
   static const std::vector<double>& latency_buckets();
 
  private:
+  metrics::Counter& requests_series(std::string_view verb, std::string_view resource, int code);
   metrics::CounterFamily& requests_;
   metrics::CounterFamily& faults_fired_;
   metrics::CounterFamily& rule_matched_;
