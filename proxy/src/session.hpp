@@ -201,7 +201,7 @@ struct Upstream {
   Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls, std::size_t buffer_limit)
       : stream(executor, tls), buffer(buffer_limit) {}
   TlsStream stream;
-  beast::flat_buffer buffer;  // bounded: see Session::upstream_buffer_limit
+  beast::flat_buffer buffer;  // bounded (Session::connect_upstream): a response header and a relay buffer
   bool reused = false;        // a request already went over it
 };
 
