@@ -274,7 +274,7 @@ asio::awaitable<void> H2Connection::client_writer() {
       if (closing_) break;
       writing_ = true;
       write_started_ = std::chrono::steady_clock::now();
-      auto [ec, n] = co_await asio::async_write(client, asio::buffer(out), use_tuple);
+      auto [ec, n] = co_await net::write_all(client, asio::buffer(out));
       writing_ = false;
       if (ec) break;
       continue;
@@ -769,7 +769,7 @@ asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up
     if (!out.empty()) {
       if (session_->blackholed()) co_await session_->hold_while_blackholed();
       if (closing_) break;
-      auto [ec, n] = co_await asio::async_write(up->stream, asio::buffer(out), use_tuple);
+      auto [ec, n] = co_await net::write_all(up->stream, asio::buffer(out));
       if (ec) break;
       // read_request_body woke the client writer for the window it gave back.
       continue;

@@ -3,6 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/read_size.hpp>
@@ -59,6 +60,13 @@ bool is_invalid_response(const boost::system::error_code& ec) {
          ec != http::error::end_of_stream;
 }
 
+// How a connection the upstream closed before answering ends the read of a response header: a
+// clean end, an end without TLS close_notify, or a reset.
+bool closed_before_answering(const boost::system::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::ssl::error::stream_truncated ||
+         ec == asio::error::connection_reset;
+}
+
 }  // namespace
 
 void ResponseParser::on_response_impl(int code, beast::string_view reason, int, boost::system::error_code&) {
@@ -89,7 +97,15 @@ void ResponseParser::on_field_impl(http::field name, beast::string_view name_str
   }
   // Named by Connection or not, an upgrade keeps its Connection and Upgrade; every other
   // hop-by-hop field is dropped here, the ones Connection names once the header is complete.
-  if (drops_field(name, name_string, {}, upgrade())) return;
+  if (is_hop_by_hop(name) && !(upgrade() && (name == http::field::connection || name == http::field::upgrade))) return;
+  // The views point into the parsed buffer: a field written "Name: value" is copied as it is, in
+  // one piece (a folded value was assembled elsewhere by the parser, and other spacing is redone).
+  const char* end = value.data() + value.size();
+  if (value.data() == name_string.data() + name_string.size() + 2 && name_string.data()[name_string.size()] == ':' &&
+      name_string.data()[name_string.size() + 1] == ' ') {
+    head_.append(name_string.data(), static_cast<std::size_t>(end - name_string.data())).append("\r\n", 2);
+    return;
+  }
   head_.append(name_string.data(), name_string.size())
       .append(": ", 2)
       .append(value.data(), value.size())
@@ -185,17 +201,20 @@ void Session::prepare_upstream_request(Exchange& ex) {
 }
 
 asio::awaitable<bool> Session::send_request(Exchange& ex) {
-  prepare_upstream_request(ex);
   auto& req = ex.parser.get();
-  // The request line and fields, serialized once (Beast's serializer walked them through layers of
-  // buffer sequences on every write); the body keeps the client's framing.
-  request_head_.clear();
-  request_head_.append(req.method_string()).append(" ", 1).append(req.target());
-  request_head_.append(req.version() == 10 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n");
-  for (const auto& field : req.base()) {
-    request_head_.append(field.name_string()).append(": ", 2).append(field.value()).append("\r\n", 2);
+  // A request sent again (relay_response) goes as it was prepared and serialized the first time.
+  if (!ex.resent) {
+    prepare_upstream_request(ex);
+    // The request line and fields, serialized once (Beast's serializer walked them through layers
+    // of buffer sequences on every write); the body keeps the client's framing.
+    request_head_.clear();
+    request_head_.append(req.method_string()).append(" ", 1).append(req.target());
+    request_head_.append(req.version() == 10 ? " HTTP/1.0\r\n" : " HTTP/1.1\r\n");
+    for (const auto& field : req.base()) {
+      request_head_.append(field.name_string()).append(": ", 2).append(field.value()).append("\r\n", 2);
+    }
+    request_head_.append("\r\n");
   }
-  request_head_.append("\r\n");
   const bool chunked = ex.parser.chunked();
   const bool has_body = !ex.parser.is_done();
   Http1Framing framing(request_head_, chunked, has_body);
@@ -213,8 +232,15 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
     if (blackholed()) co_await hold_while_blackholed();
     upstream_->stream.expires_after(options_.io_timeout);
     auto head = framing.next(nullptr, 0, true);
-    auto [ec, n] = co_await asio::async_write(upstream_->stream, head, use_tuple);
-    if (!ec) break;
+    const bool reused = upstream_->reused;
+    auto [ec, n] = co_await net::write_all(upstream_->stream, head);
+    if (!ec) {
+      const auto method = req.method();
+      ex.resendable = reused && !ex.resent && !has_body &&
+                      (method == http::verb::get || method == http::verb::head || method == http::verb::options ||
+                       method == http::verb::trace);
+      break;
+    }
     bool retry = upstream_->reused && attempt == 0;
     close_upstream();
     if (!retry) throw boost::system::system_error(ec, "sending the request upstream");
@@ -248,7 +274,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
     if (buffers.empty()) continue;
     if (blackholed()) co_await hold_while_blackholed();
     upstream_->stream.expires_after(options_.io_timeout);
-    auto [ec, n] = co_await asio::async_write(upstream_->stream, buffers, use_tuple);
+    auto [ec, n] = co_await net::write_all(upstream_->stream, buffers);
     if (ec) throw boost::system::system_error(ec, "sending the request body upstream");
   }
   co_return true;
@@ -270,6 +296,25 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
     if (ex.request.info.is_watch()) up_tcp.expires_never();
     else up_tcp.expires_after(options_.io_timeout);
     auto ec = co_await read_header(upstream_->stream, upstream_->buffer, parser, options_.relay_buffer);
+    if (ec && interim == 0 && ex.resendable && !parser.got_some() && closed_before_answering(ec)) {
+      // The apiserver closed the kept-alive connection (its idle timeout, a restart) before it
+      // read the request. Without the proxy the client's own connection would have been the
+      // closed one, and Go's http.Transport would have sent the request again: so does the proxy,
+      // once, on a new connection, and the client never sees it.
+      spdlog::debug("conn {}: upstream closed a kept-alive connection before answering ({}); sending {} {} again", id_,
+                    ec.message(), ex.request.method, path_only(ex.request.target));
+      close_upstream();
+      ex.resendable = false;
+      ex.resent = true;
+      if (!co_await send_request(ex)) {
+        co_await answer_upstream_unreachable(ex);
+        co_return true;
+      }
+      reserve_upstream_reads();
+      sent = std::chrono::steady_clock::now();
+      interim = -1;  // the new connection's first response
+      continue;
+    }
     if (is_invalid_response(ec)) {
       // (A named string: GCC destroys temporaries of a conditional expression in a co_await twice.)
       std::string why = ec.message();
@@ -428,7 +473,7 @@ asio::awaitable<void> Session::write_body_piece(Http1Framing& framing, int statu
   if (buffers.empty()) co_return;
   if (blackholed()) co_await hold_while_blackholed();
   client_->expires_after(options_.io_timeout);
-  auto [ec, n] = co_await asio::async_write(*client_, buffers, use_tuple);
+  auto [ec, n] = co_await net::write_all(*client_, buffers);
   if (ec) throw boost::system::system_error(ec, "writing the response");
   ex.record.status = status;  // the header went out (with the first piece, or before it)
   ex.record.bytes_out += size;
@@ -477,8 +522,8 @@ asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_t
   auto write_to = [&](auto buffers) -> asio::awaitable<boost::system::error_code> {
     if (self->blackholed()) co_await self->hold_while_blackholed();
     if (self->cut_ || !self->upstream_) co_return asio::error::operation_aborted;
-    auto [ec, n] = client_to_upstream ? co_await asio::async_write(self->upstream_->stream, buffers, use_tuple)
-                                      : co_await asio::async_write(*self->client_, buffers, use_tuple);
+    auto& to = client_to_upstream ? self->upstream_->stream : *self->client_;
+    auto [ec, n] = co_await net::write_all(to, buffers);
     co_return ec;
   };
   if (leftover.size() > 0) {

@@ -211,6 +211,11 @@ struct Exchange : ExchangeCore {
   bool client_keep_alive = true;
   bool expects_continue = false;  // "Expect: 100-continue": the body comes only when asked for
   std::string upstream_failure;   // why upstream could not be reached (then the client gets 503)
+  // Sent without a body on a kept-alive upstream connection, by a method a client may send again
+  // (GET, HEAD, OPTIONS, TRACE, as Go's http.Transport decides): when that connection turns out
+  // closed before any byte of the answer, the request goes again, once, on a new one.
+  bool resendable = false;
+  bool resent = false;
 };
 
 class H2Connection;

@@ -174,6 +174,48 @@ TEST_F(relay_limits, HopByHopResponseHeadersDoNotReachTheClient) {
   expect_relayed(*client);
 }
 
+// The relay copies a field written "Name: value" as it is and writes every other one anew: each
+// arrives with its value as upstream sent it (without the blanks around it), and the response
+// after it on the same connection is intact.
+TEST_F(relay_limits, ResponseFieldsWithAnySpacingArriveWithTheirValues) {
+  auto proxy = start_proxy();
+  auto client = connect(*proxy);
+  auto answer = exchange_raw(*client, get("/raw/spacing"));
+  ASSERT_EQ(answer.status(), 200) << answer.error;
+  const auto& res = answer.response;
+  EXPECT_EQ(res.body(), "ok");
+  EXPECT_EQ(res["X-Tight"], "1");
+  EXPECT_EQ(res["X-Wide"], "two  words");
+  EXPECT_EQ(res["X-Tab"], "t");
+  EXPECT_EQ(res.count("X-Empty"), 1u);
+  EXPECT_EQ(res["X-Empty"], "");
+  EXPECT_EQ(res["X-Normal"], "n");
+  const std::string folded(res["X-Folded"]);
+  EXPECT_TRUE(folded.starts_with("a") && folded.ends_with("b") && folded.find('\n') == std::string::npos) << folded;
+  expect_relayed(*client);
+}
+
+// The upstream closes a kept-alive connection the proxy holds (as kube-apiserver does at its idle
+// timeout): the client's next GET goes again on a new connection and is answered. A request with
+// a body is not sent again: the client's connection ends, as its own would without the proxy.
+TEST_F(relay_limits, GetOnAnUpstreamConnectionClosedMeanwhileGoesOnANewOne) {
+  auto proxy = start_proxy();
+  auto client = connect(*proxy);
+  auto first = exchange_raw(*client, get("/raw/close-after"));
+  ASSERT_EQ(first.status(), 200) << first.error;
+  EXPECT_EQ(first.response.body(), "ok");
+  std::this_thread::sleep_for(200ms);  // the upstream's close arrives before the next request
+  const auto accepted = upstream->connections_accepted();
+  expect_relayed(*client);
+  EXPECT_EQ(upstream->connections_accepted(), accepted + 1);
+
+  auto again = exchange_raw(*client, get("/raw/close-after"));
+  ASSERT_EQ(again.status(), 200) << again.error;
+  std::this_thread::sleep_for(200ms);
+  auto post = exchange_raw(*client, "POST /digest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_NE(post.status(), 200) << "a request with a body was sent again";
+}
+
 // The answer to a HEAD has no body, even when the resource is chunked: nothing may follow its
 // header (a stray last chunk would be read as the start of the next response).
 TEST_F(relay_limits, HeadAnswerOfAChunkedResourceHasNoBody) {

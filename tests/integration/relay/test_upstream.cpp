@@ -99,6 +99,7 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
   std::atomic<std::size_t> chunks_written{0};
   std::atomic<std::uint64_t> tunnel_received{0};
   std::atomic<std::int64_t> tunnel_last_ns{0};
+  std::atomic<std::uint64_t> accepted{0};
 
   // Chunks released by the test and not yet written (nullopt: the last chunk). Touched only on
   // the server thread.
@@ -109,6 +110,7 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
     for (;;) {
       auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
       if (ec) co_return;
+      ++accepted;
       asio::co_spawn(ioc, serve(Stream(std::move(socket), tls)), asio::detached);
     }
   }
@@ -301,6 +303,12 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
           "HTTP/1.1 200 OK\r\nConnection: close, X-Named\r\nKeep-Alive: timeout=5\r\n"
           "Proxy-Connection: keep-alive\r\nTE: trailers\r\nTrailer: X-Sum\r\nUpgrade: h2c\r\nX-Named: 1\r\n"
           "Content-Length: 2\r\nX-Kept: 1\r\nContent-Length: 2\r\n\r\nok";
+    } else if (what == "spacing") {  // 200 "ok", fields written with every spacing HTTP/1.1 allows
+      out =
+          "HTTP/1.1 200 OK\r\nX-Tight:1\r\nX-Wide:   two  words \t\r\nX-Tab:\tt\r\nX-Empty:\r\n"
+          "X-Folded: a\r\n b\r\nX-Normal: n\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+    } else if (what == "close-after") {  // 200 "ok" as if the connection stayed open, then it closes
+      out = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
     } else if (what == "chunked-head") {  // the answer to a HEAD of a chunked resource: no body
       out =
           "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
@@ -506,6 +514,7 @@ std::uint64_t TestUpstream::body_bytes_written_total() const { return impl_->bod
 bool TestUpstream::body_complete() const { return impl_->body_complete.load(); }
 std::size_t TestUpstream::chunks_written() const { return impl_->chunks_written.load(); }
 std::uint64_t TestUpstream::tunnel_bytes_received() const { return impl_->tunnel_received.load(); }
+std::uint64_t TestUpstream::connections_accepted() const { return impl_->accepted.load(); }
 
 std::chrono::steady_clock::time_point TestUpstream::tunnel_last_received() const {
   return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(impl_->tunnel_last_ns.load()));

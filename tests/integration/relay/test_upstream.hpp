@@ -16,7 +16,9 @@
 //                        interim?count=N (N "103 Early Hints", then 200 "ok": valid, unless N is
 //                        more than a client accepts); valid ones: many-chunks?count=N (N chunks
 //                        of 1-300 pattern bytes in one write) and until-close?count=N (N pattern
-//                        bytes without a length, ended by the close)
+//                        bytes without a length, ended by the close), spacing (fields written
+//                        "Name:value", with extra blanks and tabs, empty, and folded), close-after
+//                        (200 "ok", kept alive by its header, then closed as an idle timeout does)
 // It offers h2 and http/1.1 (ALPN); over h2 it serves /bytes, /headers and /header-bomb.
 // It runs on its own thread; the counters are safe to read from the test thread.
 
@@ -80,6 +82,9 @@ class TestUpstream {
   // GET /echo tunnel: bytes received after the 101 and when the last of them arrived.
   std::uint64_t tunnel_bytes_received() const;
   std::chrono::steady_clock::time_point tunnel_last_received() const;
+
+  // TCP connections accepted so far (both protocols).
+  std::uint64_t connections_accepted() const;
 
   struct Impl;
 

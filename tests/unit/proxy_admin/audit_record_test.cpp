@@ -119,6 +119,19 @@ TEST(AuditRecord, LineIsTheSerializedObjectByteForByte) {
   for (const Record& r : records) EXPECT_EQ(to_json_line(r), json::serialize(to_json(r)) + "\n");
 }
 
+// The line checks values eight bytes at a time for bytes to escape or validate: a byte that
+// needs either is caught in every lane of a word and in the tail after the last whole word.
+TEST(AuditRecord, EveryByteAtEveryPositionIsWrittenAsTheSerializedObject) {
+  for (int c = 0; c < 256; ++c) {
+    for (std::size_t at = 0; at < 19; ++at) {
+      Record r = sample_bind_record();
+      r.path = std::string(19, 'a');
+      r.path[at] = static_cast<char>(c);
+      ASSERT_EQ(to_json_line(r), json::serialize(to_json(r)) + "\n") << "byte " << c << " at " << at;
+    }
+  }
+}
+
 TEST(AuditRecord, RoundTripsThroughJson) {
   Record a = sample_bind_record();
   EXPECT_EQ(from_json(json::parse(to_json_line(a))), a);
