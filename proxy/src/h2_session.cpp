@@ -37,12 +37,57 @@ constexpr std::size_t kReadChunk = 16 * 1024;
 
 std::string_view view(const uint8_t* data, size_t len) { return {reinterpret_cast<const char*>(data), len}; }
 
-nghttp2_nv make_nv(const std::string& name, const std::string& value) {
+nghttp2_nv make_nv(std::string_view name, std::string_view value) {
   return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
           reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(), NGHTTP2_NV_FLAG_NONE};
 }
 
-using HeaderList = std::vector<std::pair<std::string, std::string>>;
+// Header fields in their order, each name and value stored one after another in one string: a
+// header costs one growing string and one vector, not a string per long name or value (every
+// kube-apiserver response has a few: Audit-Id, the X-Kubernetes-Pf-* UIDs). Views stay valid
+// until the next add() or clear(). Its size is bounded by the header limits of the callbacks that
+// fill it.
+class HeaderList {
+ public:
+  struct Field {
+    std::string_view name, value;
+  };
+  class iterator {
+   public:
+    iterator(const HeaderList& list, std::size_t index, std::size_t at) : list_(&list), index_(index), at_(at) {}
+    Field operator*() const {
+      auto [n, v] = list_->sizes_[index_];
+      std::string_view text = list_->text_;
+      return {text.substr(at_, n), text.substr(at_ + n, v)};
+    }
+    iterator& operator++() {
+      auto [n, v] = list_->sizes_[index_++];
+      at_ += n + v;
+      return *this;
+    }
+    bool operator!=(const iterator& other) const { return index_ != other.index_; }
+
+   private:
+    const HeaderList* list_;
+    std::size_t index_, at_;
+  };
+
+  void add(std::string_view name, std::string_view value) {
+    text_.append(name).append(value);
+    sizes_.emplace_back(static_cast<std::uint32_t>(name.size()), static_cast<std::uint32_t>(value.size()));
+  }
+  void clear() {
+    text_.clear();
+    sizes_.clear();
+  }
+  std::size_t size() const { return sizes_.size(); }
+  iterator begin() const { return {*this, 0, 0}; }
+  iterator end() const { return {*this, sizes_.size(), 0}; }
+
+ private:
+  std::string text_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> sizes_;
+};
 
 // Whether a writer loop has anything to do after its session took bytes: frames to send, or the
 // session is done reading (the loop ends).
@@ -428,7 +473,7 @@ int H2Connection::on_header(nghttp2_session*, const nghttp2_frame* frame, const 
   else if (n == ":path") s->path = v;
   else if (n == ":authority") s->authority = v;
   else if (n == ":scheme") s->scheme = v;
-  else if (!n.empty() && n[0] != ':') s->headers.emplace_back(n, v);
+  else if (!n.empty() && n[0] != ':') s->headers.add(n, v);
   H2_GUARD_END
   return 0;
 }
@@ -528,7 +573,7 @@ void H2Connection::start_stream(Stream& s) {
     return;
   }
   std::vector<faults::Header> matchable;
-  for (const auto& [name, value] : s.headers) add_matchable_header(matchable, name, value);
+  for (const auto [name, value] : s.headers) add_matchable_header(matchable, name, value);
   if (!s.authority.empty()) add_matchable_header(matchable, "host", s.authority);
   begin_exchange(server_, s.ex, session_->id_, session_->peer_, "h2", s.method, s.path, std::move(matchable));
   if (s.method == "CONNECT" || s.path.empty()) {
@@ -793,22 +838,21 @@ void H2Connection::submit_upstream(Stream& s) {
   const std::string scheme = "https";
   const std::string authority = target.endpoint.to_string();
   const std::string path = target.base_path + s.path;
-  std::vector<std::pair<std::string, std::string>> fields;
-  fields.reserve(s.headers.size() + 1);
+  HeaderList fields;
   bool client_authorization = false;
-  for (const auto& [name, value] : s.headers) {
+  for (const auto [name, value] : s.headers) {
     if (name == "host" || name == "expect") continue;
     if (name == "authorization" && target.replace_identity) continue;
     if (name == "authorization") client_authorization = true;
     if (name == "accept" && s.ex.disposition.json_upstream) {
-      fields.emplace_back(name, accept_json_instead_of_protobuf(value));
+      fields.add(name, accept_json_instead_of_protobuf(value));
       continue;
     }
-    fields.emplace_back(name, value);
+    fields.add(name, value);
   }
-  if (target.replace_identity && !target.token.empty()) fields.emplace_back("authorization", "Bearer " + target.token);
+  if (target.replace_identity && !target.token.empty()) fields.add("authorization", "Bearer " + target.token);
   if (!target.replace_identity && !client_authorization && target.fallback_token)
-    fields.emplace_back("authorization", "Bearer " + target.fallback_token->current());
+    fields.add("authorization", "Bearer " + target.fallback_token->current());
   const std::string m = ":method", sc = ":scheme", au = ":authority", pa = ":path";
   std::vector<nghttp2_nv> nva;
   nva.reserve(4 + fields.size());
@@ -816,7 +860,7 @@ void H2Connection::submit_upstream(Stream& s) {
   nva.push_back(make_nv(sc, scheme));
   nva.push_back(make_nv(au, authority));
   nva.push_back(make_nv(pa, path));
-  for (const auto& [name, value] : fields) {
+  for (const auto [name, value] : fields) {
     nghttp2_nv nv = make_nv(name, value);
     if (name == "authorization") nv.flags = NGHTTP2_NV_FLAG_NO_INDEX;  // never in the HPACK table
     nva.push_back(nv);
@@ -877,7 +921,7 @@ int H2Connection::up_on_header(nghttp2_session*, const nghttp2_frame* frame, con
   auto n = view(name, namelen);
   auto v = view(value, valuelen);
   if (n == ":status") std::from_chars(v.data(), v.data() + v.size(), s->resp_status);
-  else if (!n.empty() && n[0] != ':') s->resp_headers.emplace_back(n, v);
+  else if (!n.empty() && n[0] != ':') s->resp_headers.add(n, v);
   H2_GUARD_END
   return 0;
 }
@@ -930,7 +974,7 @@ void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
   nva.reserve(1 + s.resp_headers.size());
   nva.push_back(make_nv(status_name, status));
   std::string_view content_type;
-  for (const auto& [name, value] : s.resp_headers) {
+  for (const auto [name, value] : s.resp_headers) {
     if (name == "content-type") content_type = value;
     // A watch filter may change the body: its length is no longer the upstream's.
     if (name == "content-length" && d.watch_filter) continue;
