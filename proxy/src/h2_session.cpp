@@ -15,9 +15,6 @@
 #include <array>
 #include <charconv>
 #include <cstring>
-#include <optional>
-#include <string_view>
-#include <utility>
 #include <vector>
 
 #include "faultline/net/async.hpp"
@@ -114,29 +111,6 @@ bool collect_output(nghttp2_session* session, std::vector<uint8_t>& out, std::ui
   return true;
 }
 
-// One batch of a writer loop, done by its caller instead while the writer is parked
-// (H2Connection::flush_writers): nghttp2's output is collected and written if the socket takes
-// it at once. True when it all went out and the writer has nothing to do. Otherwise the writer,
-// woken, finds what is left: `unsent_from`, the part of `out` the socket did not take (or the
-// write's error, met again), or `collect_failed`, nghttp2 failed to give its output.
-bool send_now(nghttp2_session* session, net::TlsStream& stream, std::vector<uint8_t>& out,
-              std::optional<std::size_t>& unsent_from, bool& collect_failed, std::uint64_t conn) {
-  out.clear();
-  if (!collect_output(session, out, conn)) {
-    collect_failed = true;
-    return false;
-  }
-  if (out.empty()) return !writer_has_work(session);
-  boost::system::error_code ec;
-  const std::size_t n = stream.write_now(asio::buffer(out), ec);
-  if (ec || n < out.size()) {
-    unsent_from = n;
-    return false;
-  }
-  out.clear();
-  return !writer_has_work(session);
-}
-
 }  // namespace
 
 struct H2Connection::Upstream {
@@ -151,12 +125,9 @@ struct H2Connection::Upstream {
   std::vector<int32_t> waiting;          // client streams waiting for the connection
   asio::steady_timer wake;
   bool write_pending = false;
-  bool writer_waiting = false;             // upstream_writer waits on `wake`
-  std::vector<uint8_t> out;                // what upstream_writer sends next
-  std::optional<std::size_t> unsent_from;  // as client_unsent_from_
-  bool collect_failed = false;
-  bool ready = false;  // connected, session made: streams can be submitted
-  bool done = false;   // ended (or failed): no new streams
+  bool writer_waiting = false;  // upstream_writer waits on `wake`
+  bool ready = false;           // connected, session made: streams can be submitted
+  bool done = false;            // ended (or failed): no new streams
 };
 
 struct H2Connection::Stream {
@@ -315,7 +286,6 @@ asio::awaitable<void> H2Connection::client_reader() {
     if (session_->blackholed()) co_await session_->hold_while_blackholed();
     co_await hold_while_stalled();
     if (closing_) break;
-    deferred_kicks_ = true;
     auto rv = nghttp2_session_mem_recv(client_, buf.data(), n);
     if (rv < 0) {
       // nghttp2 gives up on the input without a word to the client (a header list past four
@@ -324,13 +294,11 @@ asio::awaitable<void> H2Connection::client_reader() {
       const bool flood = header_flood_ || rv == NGHTTP2_ERR_FLOODED || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS;
       spdlog::debug("conn {}: h2: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
       nghttp2_session_terminate_session(client_, flood ? NGHTTP2_ENHANCE_YOUR_CALM : NGHTTP2_INTERNAL_ERROR);
-    } else if (writer_has_work(client_)) {
-      // The callbacks woke the writers for what they submitted; this is for nghttp2's own frames
-      // (SETTINGS and PING acknowledgements, GOAWAY) and the end of the connection.
-      kick_client();
+      break;
     }
-    flush_writers();
-    if (rv < 0) break;
+    // The callbacks woke the writers for what they submitted; this is for nghttp2's own frames
+    // (SETTINGS and PING acknowledgements, GOAWAY) and the end of the connection.
+    if (writer_has_work(client_)) kick_client();
   }
   reading_done_ = true;
   kick_client();
@@ -342,19 +310,6 @@ asio::awaitable<void> H2Connection::client_writer() {
   auto& client = *session_->client_;
   for (;;) {
     client_write_pending_ = false;
-    if (client_collect_failed_) break;
-    if (client_unsent_from_) {
-      // flush_writers wrote the first part of this batch: the rest goes first.
-      const std::size_t from = *std::exchange(client_unsent_from_, std::nullopt);
-      if (session_->blackholed()) co_await session_->hold_while_blackholed();
-      co_await hold_while_stalled();
-      if (closing_) break;
-      writing_ = true;
-      write_started_ = std::chrono::steady_clock::now();
-      auto [ec, n] = co_await net::write_all(client, asio::buffer(out) + from);
-      writing_ = false;
-      if (ec) break;
-    }
     out.clear();
     if (closing_) break;
     if (!collect_output(client_, out, session_->id_)) break;
@@ -446,42 +401,12 @@ asio::awaitable<void> H2Connection::after(std::shared_ptr<H2Connection> self, st
 
 void H2Connection::kick_client() {
   client_write_pending_ = true;
-  if (client_waiting_ && !deferred_kicks_) client_wake_.cancel();
+  if (client_waiting_) client_wake_.cancel();
 }
 
 void H2Connection::kick_upstream(Upstream& up) {
   up.write_pending = true;
-  if (up.writer_waiting && !deferred_kicks_) up.wake.cancel();
-}
-
-// A reader has fed nghttp2 (kicks were deferred meanwhile). A parked writer it kicked is not woken
-// when its output goes out from here at once, as the answer to a small request usually does:
-// waking it (the timer's cancel, a posted completion, the writer's resumption and its next wait)
-// cost some 4k instructions per HTTP/2 request under callgrind. Anything else (a hold, a full
-// socket, the end of a session) is the writer's, woken as before. Upstream writers first: what
-// they send may give the client back window (read_request_body kicks the client writer).
-void H2Connection::flush_writers() {
-  deferred_kicks_ = false;
-  const bool hold = closing_ || session_->blackholed();
-  for (auto& weak : upstreams_) {
-    auto up = weak.lock();
-    if (!up || !up->write_pending || !up->writer_waiting) continue;
-    // (A batch the socket took only in part stays the writer's, woken already: not overwritten.)
-    if (!hold && !up->done && up->ready && up->session && !up->unsent_from && !up->collect_failed &&
-        send_now(up->session, up->stream, up->out, up->unsent_from, up->collect_failed, session_->id_)) {
-      up->write_pending = false;
-      continue;
-    }
-    up->wake.cancel();
-  }
-  if (!client_write_pending_ || !client_waiting_) return;
-  const bool stalled = std::chrono::steady_clock::now() < stalled_until_;
-  if (!hold && !stalled && !reading_done_ && !client_unsent_from_ && !client_collect_failed_ &&
-      send_now(client_, *session_->client_, client_out_, client_unsent_from_, client_collect_failed_, session_->id_)) {
-    client_write_pending_ = false;
-    return;
-  }
-  client_wake_.cancel();
+  if (up.writer_waiting) up.wake.cancel();
 }
 
 H2Connection::Stream* H2Connection::find(int32_t id) {
@@ -866,35 +791,23 @@ asio::awaitable<void> H2Connection::upstream_reader(std::shared_ptr<Upstream> up
     if (ec || closing_) break;
     if (session_->blackholed()) co_await session_->hold_while_blackholed();
     if (closing_ || up->done) break;
-    deferred_kicks_ = true;
     auto rv = nghttp2_session_mem_recv(up->session, buf.data(), n);
     if (rv < 0) {
       spdlog::warn("conn {}: h2 upstream: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
-    } else {
-      if (writer_has_work(up->session)) kick_upstream(*up);
-      if (writer_has_work(client_)) kick_client();
+      break;
     }
-    flush_writers();
-    if (rv < 0) break;
+    if (writer_has_work(up->session)) kick_upstream(*up);
+    if (writer_has_work(client_)) kick_client();
   }
   up->done = true;
   kick_upstream(*up);
 }
 
 asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up) {
-  auto& out = up->out;
+  std::vector<uint8_t> out;
   out.reserve(kWriteBatch);
   for (;;) {
     up->write_pending = false;
-    if (up->collect_failed) break;
-    if (up->unsent_from) {
-      // flush_writers wrote the first part of this batch: the rest goes first.
-      const std::size_t from = *std::exchange(up->unsent_from, std::nullopt);
-      if (session_->blackholed()) co_await session_->hold_while_blackholed();
-      if (closing_) break;
-      auto [ec, n] = co_await net::write_all(up->stream, asio::buffer(out) + from);
-      if (ec) break;
-    }
     out.clear();
     if (closing_) break;
     if (!collect_output(up->session, out, session_->id_)) break;

@@ -22,7 +22,6 @@
 #include <list>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -102,8 +101,6 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   void stop_upstream_side(Stream& s);
   void kick_client();
   void kick_upstream(Upstream& up);
-  // After a reader fed nghttp2: the writers it kicked (kicks wait while `deferred_kicks_`).
-  void flush_writers();
   void close_all();
 
   std::shared_ptr<Session> session_;
@@ -116,11 +113,6 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   boost::asio::steady_timer client_wake_;
   boost::asio::steady_timer closed_;  // never expires; cancelled when the connection ends
   std::vector<uint8_t> client_out_;   // what client_writer sends next
-  // Set by flush_writers when the socket took only part of client_out_: the writer sends the
-  // rest first (or meets the write's error). collect_failed: nghttp2 failed to give its output.
-  std::optional<std::size_t> client_unsent_from_;
-  bool client_collect_failed_ = false;
-  bool deferred_kicks_ = false;  // a reader is inside nghttp2_session_mem_recv
   bool client_write_pending_ = false;
   bool client_waiting_ = false;  // client_writer waits on client_wake_
   bool reading_done_ = false;
