@@ -63,11 +63,19 @@ std::vector<std::string> connection_tokens(std::string_view connection_value) {
   return out;
 }
 
+// Connection and Upgrade of an upgrade stay: they are the handshake being relayed.
+static bool kept_for_upgrade(boost::beast::http::field known, bool keep_upgrade) {
+  return keep_upgrade &&
+         (known == boost::beast::http::field::connection || known == boost::beast::http::field::upgrade);
+}
+
+bool drops_field(boost::beast::http::field known, bool keep_upgrade) {
+  return !kept_for_upgrade(known, keep_upgrade) && is_hop_by_hop(known);
+}
+
 bool drops_field(boost::beast::http::field known, std::string_view name,
                  const std::vector<std::string>& connection_named, bool keep_upgrade) {
-  using boost::beast::http::field;
-  bool upgrade_header = known == field::connection || known == field::upgrade;
-  if (keep_upgrade && upgrade_header) return false;
+  if (kept_for_upgrade(known, keep_upgrade)) return false;  // even when Connection names them
   if (is_hop_by_hop(known)) return true;
   // Compared in place, without a lower-cased copy of every name (one per header per message).
   bool listed = std::any_of(connection_named.begin(), connection_named.end(),

@@ -97,7 +97,7 @@ void ResponseParser::on_field_impl(http::field name, beast::string_view name_str
   }
   // Named by Connection or not, an upgrade keeps its Connection and Upgrade; every other
   // hop-by-hop field is dropped here, the ones Connection names once the header is complete.
-  if (is_hop_by_hop(name) && !(upgrade() && (name == http::field::connection || name == http::field::upgrade))) return;
+  if (drops_field(name, upgrade())) return;
   // The views point into the parsed buffer: a field written "Name: value" is copied as it is, in
   // one piece (a folded value was assembled elsewhere by the parser, and other spacing is redone).
   const char* end = value.data() + value.size();

@@ -24,6 +24,8 @@ std::vector<std::string> connection_tokens(std::string_view connection_value);
 // Connection and Upgrade: they are the handshake being relayed.
 bool drops_field(boost::beast::http::field known, std::string_view name,
                  const std::vector<std::string>& connection_named, bool keep_upgrade);
+// The same, for a field of a message whose Connection header names no fields (or not yet read).
+bool drops_field(boost::beast::http::field known, bool keep_upgrade);
 
 // An Accept value asking for JSON instead of protobuf, so watch events can be framed: protobuf
 // media types are replaced by application/json; a value without protobuf is returned unchanged.
