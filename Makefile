@@ -243,11 +243,12 @@ endif
 
 # faultline-proxy side by side with HAProxy, nginx and no proxy, HTTP/1.1 (wrk) and HTTP/2
 # (h2load), a pod GET and a pod list: rps, p99 and ratios to HAProxy (tests/bench/proxy/bench-peers).
-BENCH_SECONDS ?= 10
+BENCH_SECONDS ?= 8
+BENCH_ROUNDS  ?= 3
 BENCH_FLAGS   ?=
 bench: deps $(BUILD_DIR)/build.ninja
 	$(call locked,$(BUILD_DIR)) cmake --build $(BUILD_DIR) -j $(JOBS) --target faultline-proxy
-	tests/bench/proxy/bench-peers --proxy $(BUILD_DIR)/proxy/faultline-proxy --seconds $(BENCH_SECONDS) $(BENCH_FLAGS)
+	tests/bench/proxy/bench-peers --proxy $(BUILD_DIR)/proxy/faultline-proxy --seconds $(BENCH_SECONDS) --rounds $(BENCH_ROUNDS) $(BENCH_FLAGS)
 
 repro-3355:
 	$(MAKE) chaos SCENARIO=yunikorn-3355-outage SCHEDULER=yunikorn
