@@ -1,5 +1,6 @@
 #include "files.hpp"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -9,13 +10,14 @@
 
 namespace faultline::testing {
 
-TempDir::TempDir(const std::string& prefix) {
+TempDir::TempDir(const std::string& prefix, Keep keep) : keep_(keep) {
   std::random_device random;
   path_ = fs::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()) + "-" + std::to_string(random()));
   fs::create_directories(path_);
 }
 
 TempDir::~TempDir() {
+  if (keep_ == Keep::on_failure && ::testing::Test::HasFailure()) return;
   std::error_code ec;
   fs::remove_all(path_, ec);
 }

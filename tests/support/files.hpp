@@ -13,10 +13,13 @@ namespace faultline::testing {
 
 namespace fs = std::filesystem;
 
-// A temporary directory <tmp>/<prefix>-<pid>-<random>, removed with its contents at the end.
+// A temporary directory <tmp>/<prefix>-<pid>-<random>, removed with its contents at the end; with
+// Keep::on_failure it stays when the test that made it has failed (its reports are the evidence,
+// and the failure message names the path), so that passing runs leave nothing behind.
 class TempDir {
  public:
-  explicit TempDir(const std::string& prefix);
+  enum class Keep { never, on_failure };
+  explicit TempDir(const std::string& prefix, Keep keep = Keep::never);
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
@@ -24,6 +27,7 @@ class TempDir {
 
  private:
   fs::path path_;
+  Keep keep_;
 };
 
 // The whole file; "" when it cannot be read.

@@ -4,11 +4,11 @@
 // pausing scheduler 1 past its health check threshold. The tests read report.json and the task
 // instance states scripts/chaos writes next to it, as a user would.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "local_stack.hpp"
@@ -22,6 +22,7 @@ using namespace faultline::testing;  // tests/support/local_stack.hpp
 
 struct AirflowRun {
   CommandResult result;
+  std::unique_ptr<TempDir> dir;  // removed after the test unless it failed
   fs::path out;
   json::object report;
 
@@ -45,9 +46,8 @@ struct AirflowRun {
 // variant: affected (Airflow 2.6.1) or fixed (2.6.2); extra: more scripts/chaos options.
 AirflowRun chaos(const std::string& scenario, const std::string& variant, const std::string& extra = "") {
   AirflowRun run;
-  run.out = fs::temp_directory_path() /
-            ("faultline-airflow-e2e-" + scenario + "-" + variant + "-" + std::to_string(::getpid()));
-  fs::remove_all(run.out);
+  run.dir = std::make_unique<TempDir>("faultline-airflow-e2e-" + scenario + "-" + variant, TempDir::Keep::on_failure);
+  run.out = run.dir->path();
   run.result = run_command(
       "FAULTLINE_HARNESS_BIN=" +
       shell_quote(env_or("FAULTLINE_HARNESS_BIN", kBinary / "harness" / "faultline-harness")) +

@@ -4,12 +4,12 @@
 // tests read report.json the way a user or CI would and check the verdict and the numbers behind it.
 // One stack at a time: YuniKorn v1.9.0 always serves its REST API on port 9080.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "local_stack.hpp"
@@ -30,6 +30,7 @@ using namespace faultline::testing;  // tests/support/local_stack.hpp
 // One scripts/chaos run with its report.
 struct ChaosRun {
   CommandResult result;
+  std::unique_ptr<TempDir> dir;  // removed after the test unless it failed
   fs::path out;
   json::object report;
 
@@ -59,8 +60,8 @@ struct ChaosRun {
 // extra: more scripts/chaos options, e.g. the YuniKorn build under test.
 ChaosRun chaos(const std::string& scenario, const std::string& scheduler, const std::string& extra = "") {
   ChaosRun run;
-  run.out = fs::temp_directory_path() / ("faultline-chaos-e2e-" + scenario + "-" + std::to_string(::getpid()));
-  fs::remove_all(run.out);
+  run.dir = std::make_unique<TempDir>("faultline-chaos-e2e-" + scenario, TempDir::Keep::on_failure);
+  run.out = run.dir->path();
   std::string command =
       "FAULTLINE_HARNESS_BIN=" +
       shell_quote(env_or("FAULTLINE_HARNESS_BIN", kBinary / "harness" / "faultline-harness")) +
