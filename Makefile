@@ -140,7 +140,7 @@ tsan: tsan-build
 	rm -rf $(TSAN_BUILD_DIR)/tsan-reports && mkdir -p $(TSAN_BUILD_DIR)/tsan-reports
 	cd $(TSAN_BUILD_DIR) && status=0 && \
 	  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan-suppressions.txt log_path=$(abspath $(TSAN_BUILD_DIR))/tsan-reports/tsan" \
-	  ctest -R '^(unit|integration\.relay|integration\.relay_h2)\.' --output-on-failure -j $(JOBS) $(CTEST_ARGS) || status=$$?; \
+	  ctest -R '^(unit|integration\.relay|integration\.relay_h2|integration\.relay_limits)\.' --output-on-failure -j $(JOBS) $(CTEST_ARGS) || status=$$?; \
 	  for f in tsan-reports/*; do [[ -e $$f ]] || continue; echo "== $$f"; cat "$$f"; status=1; done; \
 	  exit $$status
 

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "relay_fixture.hpp"
+#include "sanitizers.hpp"
 
 namespace faultline::relaytest {
 namespace {
@@ -441,6 +442,11 @@ TEST_F(relay_limits, ConnectionBeyondMaxConnectionsIsRefusedAndCounted) {
 // afterwards must not grow with each wave (it went 84 -> 886 MB with TLS state and relay buffers
 // allocated per accepted connection and the allocator keeping what they freed).
 TEST_F(relay_limits, IdleConnectionWavesLeaveMemoryBounded) {
+  if (testing::kThreadSanitizer) {
+    // TSan's allocator adds its own per allocation and keeps what is freed (38 KiB per idle
+    // connection, RSS unchanged after they closed): the release and ASan trees check the bound.
+    GTEST_SKIP() << "the proxy's RSS under ThreadSanitizer is not the proxy's";
+  }
   testing::MemoryMeasured measured;  // ASan's quarantine off: the RSS is the proxy's
   constexpr std::size_t kWave = 2000;
   constexpr int kWaves = 4;
