@@ -357,7 +357,11 @@ asio::awaitable<std::optional<json::value>> KubeClient::get(std::string path) {
 }
 
 asio::awaitable<ListResult> KubeClient::list(std::string collection_path, std::string label_selector, int page_size) {
-  const std::string limit = std::to_string(page_size);
+  // Page by page first. A 410 for a continue token means etcd compacted the revision of the first
+  // page meanwhile (a list slower than kube-apiserver's compaction interval). Then, as client-go's
+  // pager does (FullListIfExpired), the list is made once more in one request without a limit,
+  // which has no continue token to expire: starting the pages over could expire again, forever.
+  std::string limit = std::to_string(page_size);
   for (;;) {
     ListResult out;
     std::string token;
@@ -367,8 +371,8 @@ asio::awaitable<ListResult> KubeClient::list(std::string collection_path, std::s
       std::string target =
           with_query(collection_path, {{"limit", limit}, {"continue", token}, {"labelSelector", label_selector}});
       HttpResult res = co_await request("GET", target);
-      if (res.status == 410 && !token.empty()) {
-        expired = true;  // the continue token outlived its snapshot: start over
+      if (res.status == 410 && !token.empty() && !limit.empty()) {
+        expired = true;
         break;
       }
       if (res.status != 200) throw api_error(res.status, res.body, "list " + collection_path);
@@ -392,6 +396,7 @@ asio::awaitable<ListResult> KubeClient::list(std::string collection_path, std::s
     } while (!token.empty());
     if (!expired) co_return out;
     count_retry("410-continue");
+    limit.clear();  // the whole list in one answer
   }
 }
 

@@ -7,10 +7,13 @@
 
 #include <boost/json.hpp>
 
+#include <fstream>
+
 #include "faultline/faults/clock.hpp"
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/workload.hpp"
 #include "local_stack.hpp"
+#include "proxy_process.hpp"
 
 namespace faultline::harness {
 namespace {
@@ -179,6 +182,44 @@ TEST_F(KubeClientTest, WaitForNodesReadsItsDeadlineFromTheInjectedClock) {
     EXPECT_TRUE(std::string(e.what()).starts_with("only 0 of 1 KWOK nodes became Ready within 5s")) << e.what();
   }
   EXPECT_EQ(polls, 1) << "the deadline was not read from the injected clock";
+}
+
+// A list whose continue token expires (410, as kube-apiserver answers once etcd compacted the
+// revision of the first page, for a list slower than the compaction interval) is made once more in
+// one request without a limit, as client-go's pager does; it used to start the pages over, which
+// expired again and again for as long as the cause lasted. faultline-proxy in front of the real
+// apiserver answers every second list of the namespace with kube-apiserver's 410 (at most 20
+// times): page 1 passes, page 2 expires, then the one full list passes.
+TEST_F(KubeClientTest, ExpiredContinueTokenGivesOneFullList) {
+  for (const char* name : {"a", "b", "c"}) run(client->create(collection(), config_map(name)));
+  testing::TempDir dir("faultline-kube-client-expired");
+  const std::filesystem::path scenario = dir.path() / "expire.yaml";
+  std::ofstream(scenario) << "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: expire-continue}\n"
+                             "faults:\n"
+                             "  - name: expire\n"
+                             "    match: {verbs: [list], resources: [configmaps], namespaces: ["
+                          << ns
+                          << "]}\n"
+                             "    when: {every: 2, limit: 20}\n"
+                             "    action: {type: respond, code: 410, reason: Expired, message: The provided continue "
+                             "parameter is too old to display a consistent list result.}\n";
+  const std::filesystem::path kubeconfig = dir.path() / "through-proxy.kubeconfig";
+  testing::ProxyProcess proxy(
+      dir.path(), "proxy",
+      {"--upstream", g_api->stack.var("FAULTLINE_APISERVER_URL"), "--upstream-ca",
+       g_api->stack.var("FAULTLINE_CA_CERT"), "--upstream-kubeconfig", g_api->stack.var("FAULTLINE_ADMIN_KUBECONFIG"),
+       "--ca-cert", g_api->stack.var("FAULTLINE_CA_CERT"), "--ca-key", g_api->stack.var("FAULTLINE_CA_KEY"),
+       "--write-kubeconfig", kubeconfig.string(), "--scenario", scenario.string(), "--arm", "--log-level", "warn"});
+  KubeClientOptions o;
+  o.cluster = net::load_kubeconfig(kubeconfig.string());
+  KubeClient through(ioc.get_executor(), o);
+
+  ListResult all = run(through.list(collection(), {}, 2));
+  std::vector<std::string> names;
+  for (const auto& item : all.items) names.emplace_back(item.at("metadata").at("name").as_string());
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c"}));
+  auto retries = through.retries();
+  EXPECT_EQ(retries["410-continue"], 1) << "the list expired and started over more than once";
 }
 
 TEST_F(KubeClientTest, ConcurrentCallsShareThePool) {

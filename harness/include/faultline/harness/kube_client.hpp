@@ -89,8 +89,9 @@ class KubeClient {
 
   boost::asio::awaitable<boost::json::value> create(std::string collection_path, boost::json::value object);
   boost::asio::awaitable<std::optional<boost::json::value>> get(std::string path);  // nullopt on 404
-  // All pages (limit/continue); a 410 on a continue token restarts the list from scratch. The pages
-  // together are bounded by limits.max_body_bytes, like one answer.
+  // All pages (limit/continue); a 410 on a continue token (its snapshot was compacted) makes the
+  // list once more in one request without a limit, as client-go's pager does. The pages together
+  // are bounded by limits.max_body_bytes, like one answer.
   boost::asio::awaitable<ListResult> list(std::string collection_path, std::string label_selector = {},
                                           int page_size = 500);
   boost::asio::awaitable<bool> remove(std::string path);  // false on 404
