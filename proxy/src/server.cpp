@@ -313,12 +313,28 @@ void report_escaped(const char* what) {
   escaped_reported = total;
   escaped_last_report = now;
 }
+
+// io_context::run, except that a thread that has run out of ready handlers keeps polling the
+// reactor (epoll_wait with a zero timeout) for up to `spin` before it sleeps in it.
+void run_polling(asio::io_context& ioc, std::chrono::microseconds spin) {
+  if (spin <= std::chrono::microseconds::zero()) return static_cast<void>(ioc.run());
+  using clock = std::chrono::steady_clock;
+  auto busy = clock::now();  // when the thread last ran a handler
+  while (!ioc.stopped()) {
+    if (ioc.poll() > 0) {
+      busy = clock::now();
+    } else if (clock::now() - busy >= spin) {
+      ioc.run_one();  // sleeps until a handler is ready (or the context runs out of work)
+      busy = clock::now();
+    }
+  }
+}
 }  // namespace
 
-void run_relay_thread(asio::io_context& ioc) {
+void run_relay_thread(asio::io_context& ioc, std::chrono::microseconds spin) {
   for (;;) {
     try {
-      ioc.run();
+      run_polling(ioc, spin);
       return;
     } catch (const std::exception& e) {
       report_escaped(e.what());

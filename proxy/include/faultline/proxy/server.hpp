@@ -93,8 +93,9 @@ class Server {
 // Runs `ioc` on the calling thread until it has no work left. An exception that escapes a handler
 // (which would end the process through std::terminate) is logged (the first one, then at most
 // one report every 10 s with the count) and counted, and the thread goes back to running
-// everything else: one connection's failure never takes down the others.
-void run_relay_thread(boost::asio::io_context& ioc);
+// everything else: one connection's failure never takes down the others. A thread with nothing
+// ready keeps polling its sockets for up to `spin` before it sleeps (`--spin-us`).
+void run_relay_thread(boost::asio::io_context& ioc, std::chrono::microseconds spin = {});
 // Exceptions run_relay_thread caught so far, in this process.
 std::uint64_t escaped_handler_exceptions();
 
