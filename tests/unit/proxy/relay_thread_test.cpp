@@ -32,7 +32,8 @@ TEST_P(RelayThread, RunsWorkThatArrivesWhileItWaitsAndReturnsWhenNoneIsLeft) {
   asio::io_context ioc;
   auto guard = asio::make_work_guard(ioc);
   std::atomic<int> ran{0};
-  // Arrives from another thread 1 s in: the relay thread has long stopped polling and sleeps.
+  // Arrives from another thread 1 s in: by then the relay thread sleeps (polling 0 to 100 us) or
+  // is still polling (2 s).
   std::thread other([&] {
     std::this_thread::sleep_for(1s);
     asio::post(ioc, [&] {
