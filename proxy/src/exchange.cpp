@@ -39,6 +39,9 @@ void begin_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn, 
   ex.request = faults::make_request(method, target, std::move(headers));
   fill_classification(ex.record, ex.request);
   ex.plan = server.engine.decide(ex.request, server.clock.now());
+  // The header fields were for matching: nothing reads them after the decision, and an exchange
+  // may last as long as a watch or a held HTTP/2 stream (HPACK makes a 1 MiB list cheap to send).
+  ex.request.headers = {};
   ex.disposition = dispose(ex.plan);
   if (ex.plan.fires()) {
     ex.record.rule = ex.plan.rule;

@@ -80,6 +80,11 @@ class HeaderList {
     text_.clear();
     sizes_.clear();
   }
+  // Clears and gives the memory back (a string moved from an empty one keeps its buffer).
+  void release() {
+    std::string().swap(text_);
+    decltype(sizes_)().swap(sizes_);
+  }
   std::size_t size() const { return sizes_.size(); }
   iterator begin() const { return {*this, 0, 0}; }
   iterator end() const { return {*this, sizes_.size(), 0}; }
@@ -123,6 +128,10 @@ struct H2Connection::Upstream {
   nghttp2_session* session = nullptr;
   std::map<int32_t, int32_t> to_client;  // upstream stream id -> client stream id
   std::vector<int32_t> waiting;          // client streams waiting for the connection
+  // Frames serialized and not yet handed to the socket: upstream_writer takes them all at once.
+  // submit_upstream serializes a request here at once, so nghttp2 does not hold a copy of its
+  // decompressed header list until the writer runs (see submit_upstream).
+  std::vector<uint8_t> out;
   asio::steady_timer wake;
   bool write_pending = false;
   bool writer_waiting = false;  // upstream_writer waits on `wake`
@@ -463,7 +472,7 @@ int H2Connection::on_header(nghttp2_session*, const nghttp2_frame* frame, const 
   }
   if (s->header_bytes > self->options_.header_limit) {
     s->header_too_large = true;
-    s->headers.clear();
+    s->headers.release();
     return 0;
   }
   if (s->header_too_large || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;  // trailers are dropped
@@ -586,6 +595,10 @@ void H2Connection::start_stream(Stream& s) {
   }
   Disposition& d = s.ex.disposition;
   s.forwarding = d.forward;
+  // Only a forwarded request needs its fields again (submit_upstream); a stream may stay open for
+  // long (a watch, a hang, a reader that does not read), and HPACK makes a header list of up to
+  // the limit cheap to send: none is kept longer than it is needed.
+  if (!s.forwarding) s.headers.release();
   if (d.outage) server_.enforce_outage();
   if (d.stall_for) {
     stalled_until_ = std::chrono::steady_clock::now() + *d.stall_for;
@@ -648,6 +661,7 @@ void H2Connection::reset_stream(Stream& s, uint32_t error_code) {
 void H2Connection::answer(Stream& s, const faults::HttpResponse& requested) {
   const faults::HttpResponse response = final_local_response(s.ex, requested, session_->id_);
   release_request_bytes(s);
+  s.headers.release();
   std::vector<std::string> storage;
   storage.reserve(2 + 2 * response.headers.size() + 2);
   storage.push_back(":status");
@@ -804,13 +818,15 @@ asio::awaitable<void> H2Connection::upstream_reader(std::shared_ptr<Upstream> up
 }
 
 asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up) {
-  std::vector<uint8_t> out;
+  std::vector<uint8_t> out;  // being written; up->out fills meanwhile
   out.reserve(kWriteBatch);
+  up->out.reserve(kWriteBatch);
   for (;;) {
     up->write_pending = false;
     out.clear();
     if (closing_) break;
-    if (!collect_output(up->session, out, session_->id_)) break;
+    if (!collect_output(up->session, up->out, session_->id_)) break;
+    out.swap(up->out);
     if (!out.empty()) {
       if (session_->blackholed()) co_await session_->hold_while_blackholed();
       if (closing_) break;
@@ -880,6 +896,13 @@ void H2Connection::submit_upstream(Stream& s) {
   s.up_id = id;
   s.sent = std::chrono::steady_clock::now();
   up.to_client[id] = s.id;
+  s.headers.release();  // nghttp2 copied what it sends
+  // nghttp2 keeps its copy of the fields until the HEADERS frame is serialized. The writer would do
+  // that only after the client's whole read is processed, and one 16 KiB read can open dozens of
+  // streams whose header lists decompress to 1 MiB each (indexed fields: a byte each on the
+  // wire): serialized now, at most one such list is held at a time. (A failure is nghttp2's
+  // session failing; the writer meets it again, logs it and ends the connection.)
+  collect_output(up.session, up.out, session_->id_);
   kick_upstream(up);
 }
 
