@@ -192,7 +192,38 @@ bool Server::Impl::at_connection_limit() const {
   return sessions.size() >= options.max_connections;
 }
 
-// glibc keeps freed memory in its arenas for reuse: after a burst of connections the process held
+namespace {
+
+// The allocator actually serving malloc, found at run time: jemalloc's control interface where the
+// binary links jemalloc (faultline-proxy of the release tree), the sanitizer runtime's where one
+// replaces malloc (the ASan/UBSan and TSan trees); otherwise both are null and glibc's is in use.
+extern "C" int mallctl(const char* name, void* oldp, std::size_t* oldlenp, void* newp, std::size_t newlen)
+    __attribute__((weak));
+extern "C" void __sanitizer_purge_allocator() __attribute__((weak));
+
+// Gives what the allocator holds free back to the system. jemalloc returns free pages by itself
+// only as it allocates and frees (its decay runs on those events), so an idle proxy kept its peak,
+// and glibc's malloc_trim does nothing for it: "arena.4096.purge" (4096: MALLCTL_ARENAS_ALL)
+// returns them from every arena now. Freed blocks in the relay threads' caches stay (jemalloc's
+// tcache: a few MiB per thread at most).
+void release_free_memory() {
+  if (mallctl != nullptr) {
+    if (int rv = mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0); rv != 0)
+      spdlog::warn("returning free memory to the system: jemalloc's arena.4096.purge failed ({})", rv);
+    return;
+  }
+  if (__sanitizer_purge_allocator != nullptr) {
+    __sanitizer_purge_allocator();
+    return;
+  }
+#if defined(__GLIBC__)
+  ::malloc_trim(0);
+#endif
+}
+
+}  // namespace
+
+// The allocator keeps freed memory for reuse: after a burst of connections the process held
 // hundreds of MB it no longer used. A second after connections end (once per second at most, as
 // long as they keep ending), what is free goes back to the system.
 void Server::Impl::schedule_trim() {
@@ -208,9 +239,7 @@ void Server::Impl::schedule_trim() {
       self->trim_scheduled = false;
     }
     if (ec) return;
-#if defined(__GLIBC__)
-    ::malloc_trim(0);
-#endif
+    release_free_memory();
   });
 }
 
