@@ -182,18 +182,20 @@ fuzz-ci:
 
 # The release tree's share of make test: only what the e2e suites run (the e2e-tests target:
 # faultline-proxy, faultline-harness, the e2e test executables; tests/CMakeLists.txt), then the
-# e2e suites and the `components` tests (scripts/components and its Go builds; no C++ tree
-# changes them). Each e2e test runs alone (RUN_SERIAL).
+# e2e suites, the `components` tests (scripts/components and its Go builds; no C++ tree changes
+# them) and the `release` ones (the relay's memory tests against the release binary and its
+# allocator, jemalloc). Each e2e test runs alone (RUN_SERIAL).
 e2e-build: deps $(BUILD_DIR)/build.ninja
 	$(call locked,$(BUILD_DIR)) cmake --build $(BUILD_DIR) -j $(JOBS) --target e2e-tests
 
 e2e: e2e-build components
-	cd $(BUILD_DIR) && ctest -L 'e2e|components' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+	cd $(BUILD_DIR) && ctest -L 'e2e|components|release' --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 # Everything: unit, integration and end-to-end tests (the chaos suite included). Unit and
 # integration tests build and run once, in the address + undefined sanitizer tree (sanitize:
-# $(JOBS) at a time), not a second time in the release tree; then the release tree's e2e suites
-# and the components tests (e2e). Together they are every test ctest lists (`ctest -N`).
+# $(JOBS) at a time), not a second time in the release tree (but for the relay's memory tests,
+# label `release`); then the release tree's e2e suites, components and release tests (e2e).
+# Together they are every test ctest lists (`ctest -N`).
 test: sanitize e2e
 
 # Only the chaos suite: the YUNIKORN-3355 reproduction and its controls through scripts/chaos.
