@@ -192,9 +192,32 @@ void RawH2Client::read_for(int ms) {
       open_ = false;
       return;
     }
+    if (options_.frames_only) {
+      count_frames(buf, static_cast<std::size_t>(n));
+      continue;
+    }
     if (nghttp2_session_mem_recv(session_, buf, static_cast<size_t>(n)) < 0) open_ = false;
     flush();
   }
+}
+
+void RawH2Client::count_frames(const unsigned char* data, std::size_t n) {
+  inbound_.append(reinterpret_cast<const char*>(data), n);
+  std::size_t at = 0;
+  auto byte = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(inbound_[at + i])); };
+  while (inbound_.size() - at >= 9) {
+    std::size_t length = (byte(0) << 16) | (byte(1) << 8) | byte(2);
+    if (inbound_.size() - at < 9 + length) break;
+    auto type = static_cast<std::uint8_t>(byte(3));
+    ++frames_received[type];
+    if (type == NGHTTP2_GOAWAY && length >= 8) {
+      std::uint32_t code = (byte(13) << 24) | (byte(14) << 16) | (byte(15) << 8) | byte(16);
+      if (!goaway) goaway = code;
+      goaways += " " + std::to_string(code);
+    }
+    at += 9 + length;
+  }
+  inbound_.erase(0, at);
 }
 
 void RawH2Client::flush() {

@@ -30,6 +30,12 @@ class RawH2Client {
     bool manual_windows = false;
     // The connection receive window announced (0: the protocol's 65,535).
     std::int32_t connection_window = 0;
+    // The server's frames are only split and counted (frames_received, goaway), not given to
+    // nghttp2: for a caller that writes raw frames of streams this client's session never opened
+    // (its session would take the answers to them for a protocol error and stop reading). Only
+    // the preface and the session's SETTINGS are sent by the session; get() and the others that
+    // submit to it are not for this mode.
+    bool frames_only = false;
   };
   using Fields = std::vector<std::pair<std::string, std::string>>;
   // A header field pointing at `name` and `value` (which must outlive its use).
@@ -77,15 +83,18 @@ class RawH2Client {
   };
   std::map<std::int32_t, Stream> streams;  // by stream id
 
-  std::optional<std::uint32_t> goaway;  // the error code of the first GOAWAY received
-  std::string goaways;                  // the error codes of all of them
-  std::map<std::uint32_t, int> resets;  // RST_STREAM frames received, by error code
-  int responses = 0;                    // response HEADERS received
-  int closed = 0;                       // streams closed
-  int pings = 0;                        // PING ACKs received
+  std::optional<std::uint32_t> goaway;          // the error code of the first GOAWAY received
+  std::string goaways;                          // the error codes of all of them
+  std::map<std::uint32_t, int> resets;          // RST_STREAM frames received, by error code
+  int responses = 0;                            // response HEADERS received
+  int closed = 0;                               // streams closed
+  int pings = 0;                                // PING ACKs received
+  std::map<std::uint8_t, int> frames_received;  // frames_only: frames received, by type
 
  private:
   void flush();
+  // frames_only: splits what was read into frames and counts them.
+  void count_frames(const unsigned char* data, std::size_t n);
 
   Options options_;
   int fd_ = -1;
@@ -95,6 +104,7 @@ class RawH2Client {
   std::set<std::int32_t> held_;
   bool open_ = true;      // the server has not closed (what it sent is still to be read)
   bool writable_ = true;  // writes still go through
+  std::string inbound_;   // frames_only: bytes of a frame not read whole yet
 };
 
 }  // namespace faultline::testing

@@ -5,6 +5,7 @@
 
 #include <sys/socket.h>
 
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 
@@ -90,6 +91,33 @@ std::size_t count_lines_with(const std::string& text, const std::string& a, cons
   for (std::string line; std::getline(in, line);)
     n += line.find(a) != std::string::npos && line.find(b) != std::string::npos;
   return n;
+}
+
+unsigned long RandomInput::from_env(const char* name, unsigned long fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? std::stoul(value) : fallback;
+}
+
+std::string random_faults_scenario() {
+  return "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: random-faults}\nseed: 7\nfaults:\n"
+         "  - {name: reset, match: {paths: [/headers]}, when: {probability: 0.2},\n"
+         "     action: {type: reset}}\n"
+         "  - {name: close, match: {paths: [/headers]}, when: {probability: 0.2},\n"
+         "     action: {type: close}}\n"
+         "  - {name: respond, match: {paths: [/missing]}, when: {probability: 0.5},\n"
+         "     action: {type: respond, code: 503}}\n"
+         "  - {name: hang, match: {paths: [/hang]},\n"
+         "     action: {type: hang, duration: 200ms}}\n"
+         "  - {name: delay, match: {paths: [/bytes]}, when: {probability: 0.3},\n"
+         "     action: {type: delay, latency: 20ms, jitter: 20ms}}\n"
+         "  - {name: drop, match: {paths: [/bytes]}, when: {probability: 0.1},\n"
+         "     action: {type: drop-response}}\n"
+         "  - {name: goaway-abrupt, match: {paths: [/bytes]}, when: {probability: 0.05},\n"
+         "     action: {type: goaway, mode: abrupt}}\n"
+         "  - {name: goaway, match: {paths: [/bytes]}, when: {probability: 0.05},\n"
+         "     action: {type: goaway}}\n"
+         "  - {name: stall, match: {paths: [/bytes]}, when: {probability: 0.02},\n"
+         "     action: {type: stall, duration: 100ms}}\n";
 }
 
 }  // namespace faultline::relaytest

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -86,6 +87,34 @@ struct AdminAnswer {
 };
 AdminAnswer admin_request(unsigned short port, const std::string& method, const std::string& target,
                           const std::string& token = {});
+
+// A scenario of the random-input tests (relay_h2.RandomFrameSequences*,
+// relay_limits.RandomRequestSequences*): stream-level faults that fire at random (seed 7) on
+// /headers (reset, close), /missing (respond 503), /hang (hang 200 ms) and /bytes (delay, drop-response,
+// goaway abrupt and graceful, stall), so that faults meet broken input.
+std::string random_faults_scenario();
+
+// The seeded draws of the random-input tests. The environment's FAULTLINE_RANDOM_SEED and
+// FAULTLINE_RANDOM_CONNECTIONS replace a test's seed and connection count (a search for crashes
+// by hand). Draw once per statement: the order in which a compiler evaluates a call's arguments
+// must not change the input (GCC's release tree and clang's ASan tree send the same).
+class RandomInput {
+ public:
+  RandomInput(unsigned long seed, unsigned long connections)
+      : seed_(from_env("FAULTLINE_RANDOM_SEED", seed)),
+        connections_(from_env("FAULTLINE_RANDOM_CONNECTIONS", connections)),
+        rng_(static_cast<std::mt19937::result_type>(seed_)) {}
+  unsigned long seed() const { return seed_; }
+  unsigned long connections() const { return connections_; }
+  std::uint32_t draw() { return static_cast<std::uint32_t>(rng_()); }
+  std::uint32_t pick(std::size_t n) { return n == 0 ? 0u : static_cast<std::uint32_t>(rng_() % n); }  // [0, n)
+  bool chance(std::uint32_t percent) { return pick(100) < percent; }
+
+ private:
+  static unsigned long from_env(const char* name, unsigned long fallback);
+  unsigned long seed_, connections_;
+  std::mt19937 rng_;
+};
 
 // A free TCP port on 127.0.0.1 with nothing listening (bound, then released).
 unsigned short unused_port();
