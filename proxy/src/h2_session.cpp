@@ -17,6 +17,7 @@
 #include <cstring>
 #include <vector>
 
+#include "faultline/faults/actions/goaway.hpp"
 #include "faultline/net/async.hpp"
 #include "faultline/net/tls.hpp"
 #include "faultline/proxy/headers.hpp"
@@ -194,6 +195,7 @@ H2Connection::H2Connection(std::shared_ptr<Session> session)
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, on_data_chunk);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, on_stream_close);
   nghttp2_session_callbacks_set_send_data_callback(callbacks, send_response_body);
+  nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, on_frame_send);
   nghttp2_option* option = nullptr;
   nghttp2_option_new(&option);
   nghttp2_option_set_no_auto_window_update(option, 1);
@@ -502,6 +504,22 @@ int H2Connection::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, vo
     self->kick_upstream(*s->up);
   }
   H2_GUARD_END
+  return 0;
+}
+
+// A GOAWAY to the client says why in the log: nghttp2 ends a connection whose client broke the
+// protocol with GOAWAY and its reason in the frame's debug data ("SETTINGS: unexpected ACK"), which
+// the client may never show; the proxy's own (goaway rules, draining, floods) carry theirs too.
+// Where kube-apiserver would have taken what the proxy refused, this line is the evidence.
+int H2Connection::on_frame_send(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+  if (frame->hd.type != NGHTTP2_GOAWAY) return 0;
+  auto* self = static_cast<H2Connection*>(user);
+  const auto& goaway = frame->goaway;
+  std::string_view reason(reinterpret_cast<const char*>(goaway.opaque_data), goaway.opaque_data_len);
+  auto level = goaway.error_code == NGHTTP2_NO_ERROR ? spdlog::level::debug : spdlog::level::info;
+  spdlog::log(level, "conn {}: h2: GOAWAY {} to the client (last stream {}){}{}", self->session_->id_,
+              faults::actions::h2_error_name(goaway.error_code), goaway.last_stream_id, reason.empty() ? "" : ": ",
+              reason);
   return 0;
 }
 

@@ -61,6 +61,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   static int on_frame_recv(nghttp2_session*, const nghttp2_frame*, void*);
   static int on_data_chunk(nghttp2_session*, uint8_t, int32_t, const uint8_t*, size_t, void*);
   static int on_stream_close(nghttp2_session*, int32_t, uint32_t, void*);
+  static int on_frame_send(nghttp2_session*, const nghttp2_frame*, void*);
   static ssize_t read_response_body(nghttp2_session*, int32_t, uint8_t*, size_t, uint32_t*, nghttp2_data_source*,
                                     void*);
   static int send_response_body(nghttp2_session*, nghttp2_frame*, const uint8_t*, size_t, nghttp2_data_source*, void*);

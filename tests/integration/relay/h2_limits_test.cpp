@@ -187,6 +187,28 @@ TEST_F(relay_h2, ContinuationFloodEndsTheConnectionWithGoaway) {
                 "CONTINUATION flood (" + std::to_string(sent) + " frames written before the proxy closed)");
 }
 
+// A client that breaks the protocol gets GOAWAY PROTOCOL_ERROR with nghttp2's reason in the frame's
+// debug data, which clients seldom show; the proxy's log says it too, so that a user whose client
+// works against kube-apiserver and not through the proxy sees why. Here: a SETTINGS ACK that
+// acknowledges nothing (the proxy's SETTINGS were acknowledged already).
+TEST_F(relay_h2, ProtocolErrorGoawayIsLoggedWithItsReason) {
+  auto proxy = start_proxy();
+  RawH2Client client(authority(*proxy), {.frames_only = true});
+  client.read_for(500);  // the proxy's SETTINGS
+  client.write_raw(frame(NGHTTP2_SETTINGS, NGHTTP2_FLAG_ACK, 0, "") + frame(NGHTTP2_SETTINGS, NGHTTP2_FLAG_ACK, 0, ""));
+  client.read_until([&] { return !client.open(); }, 10s);
+  ASSERT_TRUE(client.goaway.has_value()) << proxy->log().substr(0, 4000);
+  EXPECT_EQ(*client.goaway, static_cast<std::uint32_t>(NGHTTP2_PROTOCOL_ERROR));
+  EXPECT_TRUE(eventually(
+      [&] {
+        return count_lines_with(proxy->log(), "GOAWAY PROTOCOL_ERROR to the client", "SETTINGS: unexpected ACK") == 1;
+      },
+      10s))
+      << proxy->log().substr(0, 4000);
+  expect_served(*proxy);
+  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+}
+
 // The reverse: the upstream answers with 2,000 references to one indexed 3 kB field (6 MB
 // decompressed) against the proxy's 16 KiB response header limit: 502 with a Status on that
 // stream only; the other stream of the connection is answered.
