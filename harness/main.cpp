@@ -21,6 +21,7 @@
 #include "faultline/harness/sweep.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/rfc3339.hpp"
+#include "faultline/version.hpp"
 
 namespace fh = faultline::harness;
 namespace ff = faultline::faults;
@@ -229,6 +230,7 @@ int matrix_report(const std::string& dir) {
 int main(int argc, char** argv) {
   CLI::App app{"faultline-harness: drive a scenario's workload and faults, then check the end state"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", faultline::version_line("faultline-harness"));
 
   std::string scenario_file, env_file, kubeconfig, context, scheduler, yunikorn_url, proxy_url, out_dir, expect;
   std::string settle, churn_for, yunikorn_build, stack_run_dir, stack_script;

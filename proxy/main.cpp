@@ -24,6 +24,7 @@
 #include "faultline/net/in_cluster.hpp"
 #include "faultline/net/kubeconfig.hpp"
 #include "faultline/proxy/server.hpp"
+#include "faultline/version.hpp"
 
 // jemalloc's options, read at its start (MALLOC_CONF in the environment still overrides them).
 // Its per-thread cache keeps freed blocks of up to 32 KiB by default; the relay's 64 KiB buffers
@@ -351,6 +352,7 @@ int main(int argc, char** argv) {
       "scenario. Transparent until a scenario is loaded and armed (--scenario/--arm or the admin API)."};
   Flags flags;
   define_flags(app, flags);
+  app.set_version_flag("--version", faultline::version_line("faultline-proxy"));
   CLI11_PARSE(app, argc, argv);
   setup_logging(flags.log_level);
   try {
