@@ -12,6 +12,7 @@
 #include "faultline/faults/file.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/rfc3339.hpp"
+#include "faultline/version.hpp"
 #include "markup.hpp"
 
 namespace faultline::harness {
@@ -22,6 +23,7 @@ namespace fs = std::filesystem;
 using detail::escape_markup;
 using detail::num;
 using detail::row;
+using detail::text_width;
 
 constexpr std::size_t kMaxPlanBytes = 16 * 1024 * 1024;
 constexpr std::size_t kMaxReportBytes = 64 * 1024 * 1024;
@@ -66,83 +68,171 @@ std::string heat_colour(double rate) {
 // fonts and a white ground, which soak.html's page gives the embedded one.
 void open_svg(std::ostringstream& svg, double width, double height, const std::string& label, bool standalone) {
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)
-      << "\" role=\"img\" aria-label=\"" << escape_markup(label) << "\">\n";
+      << "\" viewBox=\"0 0 " << num(width) << " " << num(height) << "\" role=\"img\" aria-label=\""
+      << escape_markup(label) << "\">\n";
   if (standalone)
-    svg << "<style>text{font-family:sans-serif;font-size:12px}text.axis{font-weight:bold}</style>\n"
+    svg << "<style>text{font-family:sans-serif;font-size:12px}text.axis{font-weight:bold}"
+           "text.title{font-size:15px;font-weight:bold}text.sub{fill:#555}</style>\n"
            "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
 }
 
+constexpr double kFont = 12, kTitleFont = 15, kMargin = 12;
+
+std::string chart_title(const SweepPlan& p) { return "Reproduction rate: " + p.name; }
+
+std::string chart_subtitle(const SweepPlan& p) {
+  return p.scheduler + (p.yunikorn.empty() ? "" : " " + p.yunikorn) + ", " + std::to_string(p.runs) +
+         " runs per cell; error runs not counted";
+}
+
+// The title and subtitle lines; returns their width.
+double chart_heading(std::ostringstream& svg, const SweepPlan& p) {
+  svg << "<text x=\"" << num(kMargin) << "\" y=\"22\" class=\"title\">" << escape_markup(chart_title(p)) << "</text>\n"
+      << "<text x=\"" << num(kMargin) << "\" y=\"40\" class=\"sub\">" << escape_markup(chart_subtitle(p))
+      << "</text>\n";
+  return kMargin + std::max(text_width(chart_title(p), kTitleFont, true), text_width(chart_subtitle(p), kFont));
+}
+
+// An axis name over several lines, broken after its commas (a linked axis names every path).
+std::vector<std::string> axis_lines(const std::string& name, double max_width) {
+  std::vector<std::string> lines{""};
+  std::size_t from = 0;
+  while (from < name.size()) {
+    std::size_t comma = name.find(", ", from);
+    const std::string part = name.substr(from, comma == std::string::npos ? std::string::npos : comma + 2 - from);
+    if (!lines.back().empty() && text_width(lines.back() + part, kFont, true) > max_width) lines.emplace_back();
+    lines.back() += part;
+    from = comma == std::string::npos ? name.size() : comma + 2;
+  }
+  for (auto& l : lines)
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+  return lines;
+}
+
+// Two axes: rows by the first, columns by the second, each cell coloured by its rate. Widths come
+// from the labels: the row labels' column is as wide as its values and the row axis's name (broken
+// after commas), each column as wide as its header and its cell text.
 std::string heatmap_svg(const SweepSummary& s, bool standalone) {
   const auto& rows = s.plan->axes[0];
   const auto& cols = s.plan->axes[1];
-  const double cw = 110, ch = 44, left = 170, top = 50;
-  const double width = left + cw * static_cast<double>(cols.values.size()) + 20;
-  const double height = top + ch * static_cast<double>(rows.values.size()) + 20;
-  std::ostringstream svg;
-  open_svg(svg, width, height, "reproduction rate by " + rows.name + " and " + cols.name, standalone);
-  svg << "<text x=\"" << num(left) << "\" y=\"16\" class=\"axis\">" << escape_markup(cols.name) << " &#8594;</text>\n";
-  svg << "<text x=\"4\" y=\"" << num(top - 8) << "\" class=\"axis\">" << escape_markup(rows.name)
-      << " &#8595;</text>\n";
+  const std::vector<std::string> row_axis = axis_lines(rows.name + " \u2193", 300);
+  double left = 40;
+  for (const auto& v : rows.values) left = std::max(left, text_width(v, kFont) + 16);
+  for (const auto& l : row_axis) left = std::max(left, text_width(l, kFont, true) + 24);
+  left += kMargin;
+  double cw = std::max(
+      96.0, text_width("100% (" + std::to_string(s.plan->runs) + "/" + std::to_string(s.plan->runs) + ")", kFont) + 16);
+  for (const auto& v : cols.values) cw = std::max(cw, text_width(v, kFont) + 16);
+  const double ch = 36;
+  // Heading (title, subtitle), then the column axis's name over the grid, then the row axis's name
+  // left of the grid, its last line on the column headers' line.
+  const double col_axis_y = 64;
+  const double top = col_axis_y + 16 * static_cast<double>(row_axis.size()) + 8;
+  const double grid_right = left + cw * static_cast<double>(cols.values.size());
+  const double grid_bottom = top + ch * static_cast<double>(rows.values.size());
+  const double legend_y = grid_bottom + 22, ramp_width = 200;
+  const std::string col_axis = cols.name + " \u2192";
+  double width = std::max(grid_right, left + text_width(col_axis, kFont, true)) + kMargin;
+  const double height = legend_y + 36;
+
+  std::ostringstream body;
+  width = std::max(width, chart_heading(body, *s.plan) + kMargin);
+  body << "<text x=\"" << num(left) << "\" y=\"" << num(col_axis_y) << "\" class=\"axis\">" << escape_markup(col_axis)
+       << "</text>\n";
+  for (std::size_t i = 0; i < row_axis.size(); ++i)
+    body << "<text x=\"" << num(kMargin) << "\" y=\""
+         << num(top - 8 - 16 * static_cast<double>(row_axis.size() - 1 - i)) << "\" class=\"axis\">"
+         << escape_markup(row_axis[i]) << "</text>\n";
   for (std::size_t c = 0; c < cols.values.size(); ++c)
-    svg << "<text x=\"" << num(left + cw * (static_cast<double>(c) + 0.5)) << "\" y=\"" << num(top - 8)
-        << "\" text-anchor=\"middle\">" << escape_markup(cols.values[c]) << "</text>\n";
+    body << "<text x=\"" << num(left + cw * (static_cast<double>(c) + 0.5)) << "\" y=\"" << num(top - 8)
+         << "\" text-anchor=\"middle\">" << escape_markup(cols.values[c]) << "</text>\n";
   for (std::size_t r = 0; r < rows.values.size(); ++r) {
     const double y = top + ch * static_cast<double>(r);
-    svg << "<text x=\"" << num(left - 8) << "\" y=\"" << num(y + ch / 2 + 4) << "\" text-anchor=\"end\">"
-        << escape_markup(rows.values[r]) << "</text>\n";
+    body << "<text x=\"" << num(left - 8) << "\" y=\"" << num(y + ch / 2 + 4) << "\" text-anchor=\"end\">"
+         << escape_markup(rows.values[r]) << "</text>\n";
     for (std::size_t c = 0; c < cols.values.size(); ++c) {
       const double x = left + cw * static_cast<double>(c);
       const CellSummary* cell = find_cell(s, {rows.values[r], cols.values[c]});
       const bool data = cell != nullptr && cell->rate.has_value();
       const double rate = data ? *cell->rate : 0;
-      svg << "<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(cw - 2) << "\" height=\""
-          << num(ch - 2) << "\" fill=\"" << (data ? heat_colour(rate) : std::string("#dddddd")) << "\"><title>"
-          << escape_markup(rows.name + "=" + rows.values[r] + ", " + cols.name + "=" + cols.values[c]) << ": "
-          << (data ? std::to_string(cell->reproduced) + "/" + std::to_string(cell->counted) : std::string("no runs"))
-          << "</title></rect>\n";
-      svg << "<text x=\"" << num(x + cw / 2) << "\" y=\"" << num(y + ch / 2 + 4) << "\" text-anchor=\"middle\" fill=\""
-          << (rate > 0.55 ? "#fff" : "#000") << "\">"
-          << (data ? percent(cell->rate) + " (" + std::to_string(cell->reproduced) + "/" +
-                         std::to_string(cell->counted) + ")"
-                   : std::string("-"))
-          << "</text>\n";
+      body << "<rect x=\"" << num(x) << "\" y=\"" << num(y) << "\" width=\"" << num(cw - 2) << "\" height=\""
+           << num(ch - 2) << "\" fill=\"" << (data ? heat_colour(rate) : std::string("#dddddd")) << "\"><title>"
+           << escape_markup(rows.name + "=" + rows.values[r] + ", " + cols.name + "=" + cols.values[c]) << ": "
+           << (data ? std::to_string(cell->reproduced) + "/" + std::to_string(cell->counted) : std::string("no runs"))
+           << "</title></rect>\n";
+      body << "<text x=\"" << num(x + cw / 2 - 1) << "\" y=\"" << num(y + ch / 2 + 3)
+           << "\" text-anchor=\"middle\" fill=\"" << (rate > 0.55 ? "#fff" : "#000") << "\">"
+           << (data ? percent(cell->rate) + " (" + std::to_string(cell->reproduced) + "/" +
+                          std::to_string(cell->counted) + ")"
+                    : std::string("-"))
+           << "</text>\n";
     }
   }
-  svg << "</svg>\n";
+  // Legend: the colour ramp from 0% to 100%, and the grey of a cell without counted runs.
+  body << "<defs><linearGradient id=\"heat-ramp\"><stop offset=\"0\" stop-color=\"" << heat_colour(0)
+       << "\"/><stop offset=\"1\" stop-color=\"" << heat_colour(1) << "\"/></linearGradient></defs>\n";
+  const double ramp_x = kMargin + text_width("rate", kFont) + 8;
+  body << "<text x=\"" << num(kMargin) << "\" y=\"" << num(legend_y + 10) << "\">rate</text>\n"
+       << "<rect x=\"" << num(ramp_x) << "\" y=\"" << num(legend_y) << "\" width=\"" << num(ramp_width)
+       << "\" height=\"12\" fill=\"url(#heat-ramp)\" stroke=\"#999\"/>\n";
+  for (double t : {0.0, 0.5, 1.0})
+    body << "<text x=\"" << num(ramp_x + ramp_width * t) << "\" y=\"" << num(legend_y + 26)
+         << "\" text-anchor=\"middle\">" << percent(t) << "</text>\n";
+  const double grey_x = ramp_x + ramp_width + 30;
+  body << "<rect x=\"" << num(grey_x) << "\" y=\"" << num(legend_y) << "\" width=\"18\" height=\"12\" "
+       << "fill=\"#dddddd\" stroke=\"#999\"/><text x=\"" << num(grey_x + 24) << "\" y=\"" << num(legend_y + 10)
+       << "\">no runs counted</text>\n";
+  const double key_x = grey_x + 24 + text_width("no runs counted", kFont) + 24;
+  body << "<text x=\"" << num(key_x) << "\" y=\"" << num(legend_y + 10)
+       << "\" class=\"sub\">cell: rate (reproduced/counted)</text>\n";
+  width = std::max(width, key_x + text_width("cell: rate (reproduced/counted)", kFont) + kMargin);
+
+  std::ostringstream svg;
+  open_svg(svg, width, height, "reproduction rate by " + rows.name + " and " + cols.name, standalone);
+  svg << body.str() << "</svg>\n";
   return svg.str();
 }
 
 std::string line_chart_svg(const SweepSummary& s, bool standalone) {
   const auto& axis = s.plan->axes[0];
-  const double width = 760, height = 300, left = 60, right = 20, top = 20, bottom = 50;
+  const double left = 60, right = 20, top = 60, bottom = 50;
   const std::size_t n = axis.values.size();
+  double step = 60;
+  for (const auto& v : axis.values) step = std::max(step, text_width(v, kFont) + 16);
+  double width = std::max(760.0, left + right + step * static_cast<double>(n));
+  const double height = top + 230 + bottom;
   auto x = [&](std::size_t i) {
     return n == 1 ? (left + width - right) / 2
                   : left + (width - left - right) * static_cast<double>(i) / static_cast<double>(n - 1);
   };
   auto y = [&](double v) { return height - bottom - v * (height - top - bottom); };
-  std::ostringstream svg;
-  open_svg(svg, width, height, "reproduction rate by " + axis.name, standalone);
+  std::ostringstream body;
+  width = std::max(width, chart_heading(body, *s.plan) + kMargin);
   for (double t : {0.0, 0.25, 0.5, 0.75, 1.0})
-    svg << "<line x1=\"" << num(left) << "\" x2=\"" << num(width - right) << "\" y1=\"" << num(y(t)) << "\" y2=\""
-        << num(y(t)) << "\" stroke=\"#eee\"/><text x=\"" << num(left - 6) << "\" y=\"" << num(y(t) + 4)
-        << "\" text-anchor=\"end\">" << percent(t) << "</text>\n";
+    body << "<line x1=\"" << num(left) << "\" x2=\"" << num(width - right) << "\" y1=\"" << num(y(t)) << "\" y2=\""
+         << num(y(t)) << "\" stroke=\"#eee\"/><text x=\"" << num(left - 6) << "\" y=\"" << num(y(t) + 4)
+         << "\" text-anchor=\"end\">" << percent(t) << "</text>\n";
   std::string points;
   for (std::size_t i = 0; i < n; ++i) {
-    svg << "<text x=\"" << num(x(i)) << "\" y=\"" << num(height - bottom + 16) << "\" text-anchor=\"middle\">"
-        << escape_markup(axis.values[i]) << "</text>\n";
+    body << "<text x=\"" << num(x(i)) << "\" y=\"" << num(height - bottom + 20) << "\" text-anchor=\"middle\">"
+         << escape_markup(axis.values[i]) << "</text>\n";
     const CellSummary* cell = find_cell(s, {axis.values[i]});
     if (cell == nullptr || !cell->rate) continue;
-    svg << "<line x1=\"" << num(x(i)) << "\" x2=\"" << num(x(i)) << "\" y1=\"" << num(y(cell->interval.low))
-        << "\" y2=\"" << num(y(cell->interval.high)) << "\" stroke=\"#b2182b\" stroke-width=\"2\"/>\n";
-    svg << "<circle cx=\"" << num(x(i)) << "\" cy=\"" << num(y(*cell->rate)) << "\" r=\"4\" fill=\"#b2182b\"><title>"
-        << escape_markup(axis.name + "=" + axis.values[i]) << ": " << cell->reproduced << "/" << cell->counted
-        << "</title></circle>\n";
+    body << "<line x1=\"" << num(x(i)) << "\" x2=\"" << num(x(i)) << "\" y1=\"" << num(y(cell->interval.low))
+         << "\" y2=\"" << num(y(cell->interval.high)) << "\" stroke=\"#b2182b\" stroke-width=\"2\"/>\n";
+    body << "<circle cx=\"" << num(x(i)) << "\" cy=\"" << num(y(*cell->rate)) << "\" r=\"4\" fill=\"#b2182b\"><title>"
+         << escape_markup(axis.name + "=" + axis.values[i]) << ": " << cell->reproduced << "/" << cell->counted
+         << "</title></circle>\n";
     points += num(x(i)) + "," + num(y(*cell->rate)) + " ";
   }
-  svg << "<polyline fill=\"none\" stroke=\"#b2182b\" points=\"" << points << "\"/>\n";
-  svg << "<text x=\"" << num((left + width - right) / 2) << "\" y=\"" << num(height - 10)
-      << "\" text-anchor=\"middle\" class=\"axis\">" << escape_markup(axis.name) << "</text>\n</svg>\n";
+  body << "<polyline fill=\"none\" stroke=\"#b2182b\" points=\"" << points << "\"/>\n";
+  body << "<text x=\"" << num((left + width - right) / 2) << "\" y=\"" << num(height - 12)
+       << "\" text-anchor=\"middle\" class=\"axis\">" << escape_markup(axis.name) << "</text>\n<text x=\""
+       << num(width - right) << "\" y=\"" << num(top - 6)
+       << "\" text-anchor=\"end\" class=\"sub\">dot: rate; bar: 95% Wilson interval</text>\n";
+  std::ostringstream svg;
+  open_svg(svg, width, height, "reproduction rate by " + axis.name, standalone);
+  svg << body.str() << "</svg>\n";
   return svg.str();
 }
 
@@ -378,9 +468,16 @@ std::string render_sweep_json(const SweepSummary& s) {
   json::array axes;
   for (const auto& a : s.plan->axes)
     axes.push_back(json::object{{"name", a.name}, {"values", json::value_from(a.values)}});
-  json::object o{{"name", s.plan->name},         {"scenario", s.plan->scenario}, {"scheduler", s.plan->scheduler},
-                 {"yunikorn", s.plan->yunikorn}, {"runsPerCell", s.plan->runs},  {"runsDone", s.runs_done},
-                 {"runsTotal", s.runs_total},    {"axes", std::move(axes)},      {"cells", std::move(cells)}};
+  json::object o{{"faultline", json::object{{"version", faultline::version()}, {"commit", faultline::git_commit()}}},
+                 {"name", s.plan->name},
+                 {"scenario", s.plan->scenario},
+                 {"scheduler", s.plan->scheduler},
+                 {"yunikorn", s.plan->yunikorn},
+                 {"runsPerCell", s.plan->runs},
+                 {"runsDone", s.runs_done},
+                 {"runsTotal", s.runs_total},
+                 {"axes", std::move(axes)},
+                 {"cells", std::move(cells)}};
   return json::serialize(o) + "\n";
 }
 
@@ -434,15 +531,45 @@ std::string render_sweep_junit(const SweepSummary& s) {
 std::string render_sweep_html(const SweepSummary& s) {
   const SweepPlan& p = *s.plan;
   std::ostringstream h;
-  h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>faultline sweep: "
-    << escape_markup(p.name) << "</title>\n<style>\n"
-    << "body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse;margin:1em 0}"
-       "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}svg text{font-size:12px}"
-       "svg text.axis{font-weight:bold}.no{color:#b22222}\n</style>\n</head>\n<body>\n";
-  h << "<h1>faultline sweep: " << escape_markup(p.name) << "</h1>\n<table>\n"
-    << row({"scenario", p.scenario}) << row({"scheduler", p.scheduler + (p.yunikorn.empty() ? "" : " " + p.yunikorn)})
-    << row({"runs per cell", std::to_string(p.runs)})
-    << row({"runs done", std::to_string(s.runs_done) + " of " + std::to_string(s.runs_total)}) << "</table>\n";
+  std::size_t as_expected = 0;
+  std::uint64_t reproduced = 0, counted = 0;
+  for (const auto& c : s.cells) {
+    as_expected += c.as_expected ? 1 : 0;
+    reproduced += c.reproduced;
+    counted += c.counted;
+  }
+  const bool all = as_expected == s.cells.size();
+  h << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+       "script-src 'unsafe-inline'\">\n"
+    << "<title>faultline sweep: " << escape_markup(p.name) << "</title>\n<style>\n"
+    << "body{font-family:system-ui,sans-serif;margin:1.2em 2em;max-width:1100px;color:#222}"
+       "h1{font-size:1.1em;font-weight:normal;color:#555;margin:0 0 .6em}"
+       "table{border-collapse:collapse;margin:1em 0;display:block;max-width:100%;overflow-x:auto}"
+       "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}"
+       "table.kv th{white-space:nowrap;font-weight:normal}svg{max-width:100%;height:auto}"
+       "svg text{font-size:12px;font-family:system-ui,sans-serif}svg text.axis{font-weight:bold}"
+       "svg text.title{font-size:15px;font-weight:bold}svg text.sub{fill:#555}.no{color:#b22222}"
+       ".hero{padding:.8em 1em;border-radius:8px;background:#f4f4f4;border-left:10px solid #888}"
+       ".hero.yes{border-color:#2a7d2a}.hero.no{border-color:#b22222}"
+       ".verdict{font-size:2.2em;font-weight:bold}.verdict.yes{color:#2a7d2a}.verdict.no{color:#b22222}"
+       ".meta{color:#555;margin-top:.2em}.cards{display:flex;flex-wrap:wrap;gap:.8em;margin:.8em 0}"
+       ".card{flex:1 1 180px;border:1px solid #ddd;border-radius:8px;padding:.5em .8em}"
+       ".card .label{color:#555;font-size:.9em}.big{font-size:2.2em;font-weight:bold;line-height:1.1}"
+       ".sub{color:#555;font-size:.9em}footer{color:#777;margin-top:2em}\n</style>\n</head>\n<body>\n";
+  const char* cls = all ? "yes" : "no";
+  h << "<h1>faultline sweep</h1>\n<header class=\"hero " << cls << "\"><div class=\"verdict " << cls
+    << "\" id=\"verdict\">" << as_expected << " of " << s.cells.size() << " cells as expected</div>"
+    << "<div class=\"meta\"><b>" << escape_markup(p.name) << "</b>: " << escape_markup(p.scenario) << " on "
+    << escape_markup(p.scheduler + (p.yunikorn.empty() ? "" : " " + p.yunikorn)) << "</div></header>\n"
+    << "<section class=\"cards\"><div class=\"card\"><div class=\"label\">runs done</div><div class=\"big\">"
+    << s.runs_done << " of " << s.runs_total << "</div><div class=\"sub\">" << p.runs
+    << " per cell</div></div><div class=\"card\"><div class=\"label\">runs that reproduced</div><div class=\"big\">"
+    << reproduced << " of " << counted << "</div><div class=\"sub\">of the runs with a verdict (not error)</div></div>"
+    << "<div class=\"card\"><div class=\"label\">cells</div><div class=\"big\">" << s.cells.size()
+    << "</div><div class=\"sub\">";
+  for (const auto& a : p.axes) h << escape_markup(a.name) << ": " << a.values.size() << " values<br>";
+  h << "</div></div></section>\n";
   const std::string what =
       "rate: runs that reproduced (verdict reproduced; for a scenario that expects no violation, runs that violated "
       "an invariant) of the runs that ended with a verdict (error runs are not counted), with its 95% Wilson "
@@ -471,7 +598,8 @@ std::string render_sweep_html(const SweepSummary& s) {
       << "</td><td class=\"" << (c.as_expected ? "yes" : "no") << "\">" << (c.as_expected ? "yes" : "no")
       << "</td></tr>\n";
   }
-  h << "</table>\n</body>\n</html>\n";
+  h << "</table>\n<footer>written by faultline-harness " << escape_markup(faultline::version()) << " (commit "
+    << escape_markup(faultline::git_commit()) << ")</footer>\n</body>\n</html>\n";
   return h.str();
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -211,6 +213,45 @@ TEST(SweepPlan, JsonRoundTrip) {
   EXPECT_EQ(back.cells[0].stack_args, plan.cells[0].stack_args);
   EXPECT_EQ(back.axes[1].values, plan.axes[1].values);
   EXPECT_THROW(parse_plan_json("{}"), std::runtime_error);
+}
+
+// harness/matrices/<name>.svg (in the README) are the soak.svg of the measured sweeps kept in
+// tests/data/harness/sweeps: drawn by this code from those results. FAULTLINE_UPDATE_CHARTS=1 rewrites
+// them after a change to the charts.
+TEST(SweepCharts, CommittedChartsAreCurrent) {
+  namespace fs = std::filesystem;
+  for (const std::string name : {"yunikorn-3355-window", "yunikorn-3355-window-paced"}) {
+    const SweepPlan plan = read_sweep(fs::path(FAULTLINE_TEST_DATA_DIR) / "harness" / "sweeps" / name);
+    const auto svg = render_sweep_svg(summarize(plan));
+    ASSERT_TRUE(svg.has_value()) << name;
+    const fs::path committed = fs::path(FAULTLINE_SOURCE_DIR) / "harness" / "matrices" / (name + ".svg");
+    if (const char* update = std::getenv("FAULTLINE_UPDATE_CHARTS"); update != nullptr && std::string(update) == "1")
+      std::ofstream(committed, std::ios::binary) << *svg;
+    EXPECT_EQ(faultline::testing::slurp(committed), *svg)
+        << committed << " is not what the chart code draws; FAULTLINE_UPDATE_CHARTS=1 ctest -R "
+        << "unit.SweepCharts rewrites it";
+  }
+}
+
+// The heatmap's layout comes from its labels: the row axis's name (two linked paths) is broken
+// after its comma and kept left of the first column, whose header it used to be drawn over.
+TEST(SweepCharts, HeatmapHasATitleALegendAndRoomForTheRowAxisName) {
+  const SweepPlan plan =
+      read_sweep(std::filesystem::path(FAULTLINE_TEST_DATA_DIR) / "harness" / "sweeps" / "yunikorn-3355-window");
+  const std::string svg = render_sweep_svg(summarize(plan)).value();
+  EXPECT_NE(svg.find("class=\"title\">Reproduction rate: yunikorn-3355-window</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("fill=\"url(#heat-ramp)\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">no runs counted</text>"), std::string::npos) << svg;
+  // x of the first column's header (centred) minus half its width stays right of the axis name's lines.
+  const auto header = svg.find(">2s</text>");
+  ASSERT_NE(header, std::string::npos);
+  const auto x_at = svg.rfind("<text x=\"", header) + 9;
+  const double header_left = std::stod(svg.substr(x_at)) - 10;
+  const auto name_line = svg.find(">faults[0].when.afterMatches,</text>");
+  ASSERT_NE(name_line, std::string::npos) << svg;
+  EXPECT_NE(svg.find(">faults[1].when.afterMatches \u2193</text>"), std::string::npos) << svg;
+  const double name_left = std::stod(svg.substr(svg.rfind("<text x=\"", name_line) + 9));
+  EXPECT_LT(name_left + 29 * 12 * 0.65, header_left) << svg;  // 29 characters, bold 12px
 }
 
 }  // namespace
