@@ -75,6 +75,7 @@ std::string render_json(const Report& r) {
   json::object cluster{{"scheduler", r.scheduler}, {"versions", std::move(versions)}};
   if (!r.yunikorn_build.empty()) cluster["yunikornBuild"] = json::parse(r.yunikorn_build);
   json::object doc{
+      {"faultline", json::object{{"version", r.faultline_version}, {"commit", r.faultline_commit}}},
       {"scenario", r.scenario},
       {"scenarioFile", r.scenario_file},
       {"seed", r.seed},

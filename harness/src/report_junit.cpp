@@ -53,6 +53,8 @@ std::string render_junit(const Report& r) {
   x << "      <property name=\"verdict\" value=\"" << to_string(r.verdict) << "\"/>\n";
   x << "      <property name=\"scheduler\" value=\"" << escape_markup(r.scheduler) << "\"/>\n";
   x << "      <property name=\"seed\" value=\"" << r.seed << "\"/>\n";
+  x << "      <property name=\"faultline.version\" value=\"" << escape_markup(r.faultline_version) << "\"/>\n";
+  x << "      <property name=\"faultline.commit\" value=\"" << escape_markup(r.faultline_commit) << "\"/>\n";
   x << "    </properties>\n";
   if (errors) {
     x << "    <testcase classname=\"faultline." << escape_markup(r.scenario) << "\" name=\"run\">\n";

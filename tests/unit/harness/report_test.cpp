@@ -155,6 +155,62 @@ TEST(Reports, FilesAreWrittenAndJunitParsesAsXml) {
   EXPECT_NE(text.find("evil&lt;&amp;"), std::string::npos);
 }
 
+// Which faultline wrote a report: report.json, junit.xml's properties and report.html carry the
+// version and commit of faultline-harness (faultline/version.hpp).
+TEST(Reports, CarryTheFaultlineVersionAndCommit) {
+  const Report r = report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"});
+  ASSERT_FALSE(std::string(faultline::version()).empty());
+  ASSERT_FALSE(std::string(faultline::git_commit()).empty());
+  const auto doc = json::parse(render_json(r));
+  EXPECT_EQ(doc.at("faultline").at("version").as_string(), faultline::version());
+  EXPECT_EQ(doc.at("faultline").at("commit").as_string(), faultline::git_commit());
+  const std::string xml = render_junit(r);
+  EXPECT_NE(xml.find("<property name=\"faultline.version\" value=\"" + std::string(faultline::version()) + "\"/>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<property name=\"faultline.commit\" value=\"" + std::string(faultline::git_commit()) + "\"/>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(render_html(r).find("faultline-harness " + std::string(faultline::version()) + " (commit " +
+                                std::string(faultline::git_commit()) + ")"),
+            std::string::npos);
+}
+
+// Two fault windows seconds apart on a five-minute timeline: their names go into separate lanes
+// above the plot instead of the same line (they were printed over each other).
+TEST(ReportHtml, CloseFaultWindowsAreLabelledInSeparateLanes) {
+  Report r = report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"});
+  r.timeline = {{0, 0, 0, 0}, {300, 10, 10, 10}};
+  r.fault_windows = {
+      {"outage-mid-bind", "outage", r.started + std::chrono::seconds(8), r.started + std::chrono::seconds(18), 120},
+      {"relist-after-outage", "watch-gone", r.started + std::chrono::seconds(18), r.started + std::chrono::seconds(18),
+       1},
+      {"late", "delay", r.started + std::chrono::seconds(200), r.started + std::chrono::seconds(210), 4}};
+  const std::string html = render_html(r);
+  auto label_y = [&html](const std::string& name) {
+    const auto at = html.find("\">" + name + "<title>");
+    if (at == std::string::npos) return -1.0;
+    const auto y = html.rfind(" y=\"", at);
+    return std::stod(html.substr(y + 4));
+  };
+  const double a = label_y("outage-mid-bind"), b = label_y("relist-after-outage"), c = label_y("late");
+  ASSERT_GT(a, 0) << html;
+  ASSERT_GT(b, 0) << html;
+  EXPECT_NE(a, b) << "two labels on one line, 10 s apart";
+  EXPECT_EQ(a, c) << "a label far from the others takes the first lane";
+}
+
+// yunikorn-build.json as key/value rows (nested keys dotted, lists joined), not as raw JSON.
+TEST(ReportHtml, YunikornBuildIsAKeyValueTable) {
+  Report r = report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"});
+  r.yunikorn_build = R"({"yunikorn":"patch:3355","version":"v1.9.0","patches":["0001-a.patch","0002-b.patch"],)"
+                     R"("core":{"module":"github.com/apache/yunikorn-core","version":"v1.9.0"},"dirty":null})";
+  const std::string html = render_html(r);
+  EXPECT_NE(html.find("<tr><th>patches</th><td>0001-a.patch, 0002-b.patch</td></tr>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<tr><th>core.module</th><td>github.com/apache/yunikorn-core</td></tr>"), std::string::npos);
+  EXPECT_EQ(html.find("{&quot;yunikorn&quot;"), std::string::npos);
+}
+
 TEST(Summary, ListsEveryCheckAndTheVerdict) {
   std::ostringstream out;
   print_summary(report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"}), out);

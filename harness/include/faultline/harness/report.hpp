@@ -10,6 +10,7 @@
 
 #include "faultline/harness/checks.hpp"
 #include "faultline/harness/observations.hpp"
+#include "faultline/version.hpp"
 
 namespace faultline::harness {
 
@@ -67,6 +68,9 @@ struct QuietPoint {
 };
 
 struct Report {
+  // The faultline-harness that wrote the report (faultline/version.hpp).
+  std::string faultline_version{faultline::version()};
+  std::string faultline_commit{faultline::git_commit()};
   std::string scenario;
   std::string scenario_file;
   std::uint64_t seed = 0;
