@@ -50,6 +50,7 @@ unset YUNIKORN
 # The calls, with the temporary directory, the checkout and free ports written as placeholders.
 normalized() {
   sed -e "s|$work|<work>|g" -e "s|$repo|<repo>|g" -e "s|${TMPDIR:-/tmp}/tmp\.[A-Za-z0-9]*|<tmp>|g" \
+    -e 's|FAULTLINE_GIT_COMMIT=[0-9a-f]*\(-dirty\)\{0,1\}|FAULTLINE_GIT_COMMIT=<commit>|g' \
     -e 's|127\.0\.0\.1:[0-9]\{4,5\}|127.0.0.1:<port>|g' -e 's# [0-9]\{4,5\}:\(9080\|8443\|8444\)$# <port>:\1#' "$1"
 }
 same_calls() { # log expected-file ($UPDATE_EXPECTED=1 rewrites the file instead)
