@@ -116,6 +116,7 @@ Rendered render_in_chromium(const std::string& html, const fs::path& dir, const 
   const fs::path dom = dir / (name + ".dom.html"), log = dir / (name + ".chromium.log");
   const std::string cmd = "timeout 60 '" + chromium->string() +
                           "' --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions "
+                          "--disable-dev-shm-usage --disable-background-networking --disable-component-update "
                           "--hide-scrollbars --user-data-dir='" +
                           (dir / (name + ".profile")).string() + "' --window-size=1280,800 --screenshot='" +
                           out.screenshot.string() + "' --dump-dom 'file://" + (dir / (name + ".probed.html")).string() +
