@@ -281,11 +281,16 @@ std::string first_screen(const Report& r) {
             st.phantom_allocations.value_or(0) > 0);
   std::int64_t rules_fired = 0, requests = 0;
   std::string fired;
-  for (const auto& f : r.faults) {
+  constexpr std::size_t kRulesListed = 4;  // the rest in the Faults table
+  for (std::size_t i = 0; i < r.faults.size(); ++i) {
+    const auto& f = r.faults[i];
     if (f.fired > 0) ++rules_fired;
     requests += f.fired;
-    fired += (fired.empty() ? "" : "<br>") + escape_markup(f.rule) + " &#215;" + std::to_string(f.fired);
+    if (i < kRulesListed)
+      fired += (fired.empty() ? "" : "<br>") + escape_markup(f.rule) + " &#215;" + std::to_string(f.fired);
   }
+  if (r.faults.size() > kRulesListed)
+    fired += fmt::format("<br><a href=\"#faults\">{} more rules</a>", r.faults.size() - kRulesListed);
   h << card("faults-fired", "fault rules fired",
             r.faults.empty() ? std::string("none") : fmt::format("{} of {}", rules_fired, r.faults.size()),
             r.faults.empty() ? std::string("the scenario has no proxy faults")
@@ -398,7 +403,7 @@ std::string render_html(const Report& r) {
     for (const auto& [k, v] : build_rows(r.yunikorn_build)) h << kv(k, v);
     h << "</table>\n";
   }
-  h << "<h2>Faults</h2>\n<table>\n<tr><th>rule</th><th>matched</th><th>fired</th><th>fired "
+  h << "<h2 id=\"faults\">Faults</h2>\n<table>\n<tr><th>rule</th><th>matched</th><th>fired</th><th>fired "
        "between</th></tr>\n";
   for (const auto& f : r.faults) {
     std::string window = "never";

@@ -277,6 +277,38 @@ TEST_F(ReportPages, ChaosReportAnswersWhatHappenedOnTheFirstScreen) {
   EXPECT_EQ(r.dom.find("{&quot;yunikorn&quot;"), std::string::npos);
 }
 
+// A failed run with many fault windows close together, node flaps and quiet points: the labels
+// take as many lanes as they need, the error text wraps, the verdict stays on the first screen.
+TEST_F(ReportPages, ErrorReportWithCrowdedTimelineStaysReadable) {
+  Report report = chaos_like_report();
+  report.verdict = Verdict::error;
+  report.error =
+      "component fault apiserver-kill (kill kube-apiserver): kube-apiserver did not become healthy again within 60 s; "
+      "its log ends: E1206 20:41:09.112 storage/cacher: failed to list *core.Pod: etcdserver: request timed out, "
+      "possibly due to connection lost";
+  report.fault_windows.clear();
+  report.faults.clear();
+  const char* rules[] = {"reset-binds",  "delay-lists", "drop-watch-events", "http-429-creates",
+                         "stall-status", "goaway-h2",   "hang-node-updates", "respond-500-leases"};
+  for (int i = 0; i < 8; ++i) {
+    const auto first = report.started + std::chrono::milliseconds(20'000 + i * 1500);
+    report.fault_windows.push_back({rules[i], "reset", first, first + std::chrono::seconds(4), 10 + i});
+    report.faults.push_back({rules[i], 100, 10 + i});
+  }
+  report.steps = {{"flap", "nodeFlap", "kwok-node-3, kwok-node-7", report.started + std::chrono::seconds(21),
+                   report.started + std::chrono::seconds(40), "deleted 2 of the 20 nodes asked for", ""},
+                  {"apiserver-kill", "kill", "kube-apiserver", report.started + std::chrono::seconds(24), std::nullopt,
+                   "", "kube-apiserver is not running"}};
+  QuietPoint q;
+  q.at = report.started + std::chrono::seconds(60);
+  q.after = "the window of rule reset-binds";
+  q.checks = {report.checks[0]};
+  report.quiet_points = {q};
+  const Rendered r = render_in_chromium(render_html(report), dir(), "error-report");
+  expect_readable(r, "error");
+  EXPECT_EQ(r.probe.at("faultLabels").as_array().size(), 8u);
+}
+
 TEST_F(ReportPages, SweepPagesShowTheHeatmapWithTitleAndLegend) {
   for (const char* name : {"yunikorn-3355-window", "yunikorn-3355-window-paced"}) {
     SCOPED_TRACE(name);
