@@ -212,11 +212,14 @@ format: deps
 
 # Every shell script of the project (files under scripts/ and tests/integration/{kind,components} that start
 # with a bash shebang), every C++ source in the style of .clang-format (`make format` fixes what
-# this reports), and the GitHub Actions workflows (scripts/actionlint).
-lint: deps
+# this reports), the GitHub Actions workflows (scripts/actionlint), and the user documentation
+# against the code (scripts/check-docs: links and anchors, make targets, the flags of the programs
+# and scripts, the scenario keys the loader accepts; it runs the release tree's two programs).
+lint: deps bins
 	shellcheck -x .ci/run scripts/lib/*.sh $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind tests/integration/components)
 	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
 	scripts/actionlint
+	scripts/check-docs --proxy $(BUILD_DIR)/proxy/faultline-proxy --harness $(BUILD_DIR)/harness/faultline-harness
 
 stack-up: $(STACK_NEEDS)
 	$(STACK_UP)
