@@ -10,7 +10,7 @@ ASAN_BUILD_DIR ?= build-asan
 TSAN_BUILD_DIR ?= build-tsan
 FUZZ_BUILD_DIR ?= build-fuzz
 # The AddressSanitizer/UBSan tree builds with clang (the release and TSan trees with GCC, so CI
-# compiles the code with both): clang compiles it in less than half GCC's time (README "CI time").
+# compiles the code with both): clang compiles it in less than half GCC's time (docs/development.md, "CI").
 # An existing $(ASAN_BUILD_DIR) keeps the compiler it was configured with: remove it to switch.
 ASAN_CXX       ?= clang++-14
 BUILD_TYPE     ?= RelWithDebInfo
@@ -46,7 +46,7 @@ export YUNIKORN YUNIKORN_CORE
 
 # Where make chaos|stack-up|stack-down|stack-status run: local (scripts/stack: processes built from
 # pinned Go modules) or kind (scripts/kind: a kind cluster from official images and charts, pins in
-# kind/versions.env; no Go builds, needs Docker). See README "kind mode".
+# kind/versions.env; no Go builds, needs Docker). See docs/kind.md.
 CLUSTER ?= local
 ifeq ($(CLUSTER),local)
 STACK       := scripts/stack
@@ -212,11 +212,14 @@ format: deps
 
 # Every shell script of the project (files under scripts/ and tests/integration/{kind,components} that start
 # with a bash shebang), every C++ source in the style of .clang-format (`make format` fixes what
-# this reports), and the GitHub Actions workflows (scripts/actionlint).
-lint: deps
+# this reports), the GitHub Actions workflows (scripts/actionlint), and the user documentation
+# against the code (scripts/check-docs: links and anchors, make targets, the flags of the programs
+# and scripts, the scenario keys the loader accepts; it runs the release tree's two programs).
+lint: deps bins
 	shellcheck -x .ci/run scripts/lib/*.sh $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind tests/integration/components)
 	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
 	scripts/actionlint
+	scripts/check-docs --proxy $(BUILD_DIR)/proxy/faultline-proxy --harness $(BUILD_DIR)/harness/faultline-harness
 
 stack-up: $(STACK_NEEDS)
 	$(STACK_UP)
@@ -233,7 +236,7 @@ chaos: $(CHAOS_NEEDS)
 	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(SETTLE),--settle $(SETTLE)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect) $(if $(AIRFLOW),--airflow $(AIRFLOW))
 
 RUNS ?= 10
-# make soak MATRIX=file.yaml: a matrix sweep on reused stacks (README "Sweeps"); OUT=DIR resumes one.
+# make soak MATRIX=file.yaml: a matrix sweep on reused stacks (docs/sweeps-and-soaks.md); OUT=DIR resumes one.
 soak: bins components
 ifneq ($(MATRIX),)
 	scripts/soak --matrix $(MATRIX) $(if $(OUT),--out $(OUT))

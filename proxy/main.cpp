@@ -1,5 +1,5 @@
 // faultline-proxy: a TLS man-in-the-middle in front of kube-apiserver that carries out a
-// scenario's fault rules. See README "faultline-proxy" and `faultline-proxy --help`.
+// scenario's fault rules. See docs/proxy.md and `faultline-proxy --help`.
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -63,7 +63,7 @@ struct Flags {
   std::string log_level = "info";
   std::string ready_file;
   unsigned threads = 2;
-  unsigned spin_us = 50;  // README, Speed: what it buys on HTTP/1.1 and costs on HTTP/2
+  unsigned spin_us = 50;  // docs/benchmarks.md, "Where the CPU time goes"
   double drain_seconds = 10;
   double header_timeout = 30;
   double idle_timeout = 120;

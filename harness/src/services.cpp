@@ -27,7 +27,7 @@ PlainResponse expect_ok(PlainResponse res, const std::string& what) {
   return res;
 }
 
-// A key of GET /v1/rules that must be there with the given type (README "Admin API").
+// A key of GET /v1/rules that must be there with the given type (docs/proxy.md, "Admin API").
 const json::value& key_of(const json::object& o, std::string_view key, std::string_view what) {
   const json::value* v = o.if_contains(key);
   if (v == nullptr)

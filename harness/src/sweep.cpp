@@ -64,7 +64,7 @@ std::string heat_colour(double rate) {
   return fmt::format("#{:02x}{:02x}{:02x}", lerp(0xff, 0xb2), lerp(0xf5, 0x18), lerp(0xf0, 0x2b));
 }
 
-// The opening <svg> tag. A standalone chart (soak.svg, for a README or an issue) carries its own
+// The opening <svg> tag. A standalone chart (soak.svg, to put into a document) carries its own
 // fonts and a white ground, which soak.html's page gives the embedded one.
 void open_svg(std::ostringstream& svg, double width, double height, const std::string& label, bool standalone) {
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)

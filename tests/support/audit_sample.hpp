@@ -14,7 +14,7 @@ inline std::chrono::system_clock::time_point sample_time() {
   return sys_days{year{2026} / November / 30} + hours{14} + minutes{48} + seconds{19} + microseconds{123456};
 }
 
-// The record of the README's "Audit record" example: a bind that the outage rule answered itself
+// The record of the "Audit record" example in docs/proxy.md: a bind that the outage rule answered itself
 // (status 0: the connection was cut, so no upstream status and no bytes out).
 inline audit::Record sample_bind_record() {
   audit::Record r;

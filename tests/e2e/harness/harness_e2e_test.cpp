@@ -155,7 +155,7 @@ TEST(HarnessE2E, PodDeletedBehindTheHarnessFailsNoUnexpectedDeletes) {
   EXPECT_NE(junit.find(victim), std::string::npos);
 }
 
-// A churn soak at a tiny size (README "Churn soak"): 60 s of churn at 2 pods/s, an outage that
+// A churn soak at a tiny size (docs/sweeps-and-soaks.md, "Churn soak"): 60 s of churn at 2 pods/s, an outage that
 // repeats every 25 s, invariants at each quiet point and RSS/fds of every component sampled.
 TEST(HarnessE2E, ChurnSoakChecksAtEveryQuietPointAndSamplesTheStack) {
   Stack stack("kube-scheduler");

@@ -130,7 +130,7 @@ std::string node_ready_status(const json::value& node) {
   return "missing";
 }
 
-// Audit records are JSON lines (README "Audit record").
+// Audit records are JSON lines (docs/proxy.md, "Audit record").
 bool audit_has_binding(const std::string& jsonl, const std::string& pod_name) {
   std::istringstream lines(jsonl);
   std::string line;

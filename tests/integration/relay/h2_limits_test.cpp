@@ -344,7 +344,7 @@ TEST_F(relay_h2, DecompressedHeaderFieldsAreNotHeldWhileTheirStreamsStayOpen) {
 
 // A burst of HTTP/2 connections, each with streams whose bodies pass through the proxy's stream
 // buffers: once they have all ended, what the proxy freed goes back to the system within seconds
-// (the README promises it a second after connections end). With jemalloc, glibc's malloc_trim
+// (docs/limits.md promises it a second after connections end). With jemalloc, glibc's malloc_trim
 // did nothing: the release binary stayed at its peak (185 MB against 13 MB at the start, 20 s
 // after bursts of 500 h2load and 500 wrk connections).
 TEST_F(relay_h2, MemoryOfABurstGoesBackToTheSystemOnceItsConnectionsEnd) {

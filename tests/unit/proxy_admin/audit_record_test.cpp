@@ -19,22 +19,22 @@ namespace json = boost::json;
 
 using testing::sample_bind_record;
 
-// The JSON example of the README's "Audit record" section.
-json::value readme_example() {
-  std::ifstream in(std::string(FAULTLINE_SOURCE_DIR) + "/README.md");
+// The JSON example of the "Audit record" section of docs/proxy.md.
+json::value documented_example() {
+  std::ifstream in(std::string(FAULTLINE_SOURCE_DIR) + "/docs/proxy.md");
   std::stringstream text;
   text << in.rdbuf();
-  const std::string readme = text.str();
-  const auto section = readme.find("### Audit record");
-  const auto begin = readme.find("```json\n", section);
-  const auto end = readme.find("```", begin + 8);
+  const std::string page = text.str();
+  const auto section = page.find("## Audit record");
+  const auto begin = page.find("```json\n", section);
+  const auto end = page.find("```", begin + 8);
   if (section == std::string::npos || begin == std::string::npos || end == std::string::npos) return nullptr;
-  return json::parse(readme.substr(begin + 8, end - begin - 8));
+  return json::parse(page.substr(begin + 8, end - begin - 8));
 }
 
-TEST(AuditRecord, JsonHasExactlyTheReadmeKeysInReadmeOrder) {
-  const json::value example = readme_example();
-  ASSERT_TRUE(example.is_object()) << "README.md has no JSON example under \"### Audit record\"";
+TEST(AuditRecord, JsonHasExactlyTheDocumentedKeysInTheirOrder) {
+  const json::value example = documented_example();
+  ASSERT_TRUE(example.is_object()) << "docs/proxy.md has no JSON example under \"## Audit record\"";
   std::vector<std::string> documented;
   for (const auto& kv : example.get_object()) documented.emplace_back(kv.key());
   std::vector<std::string> keys;
@@ -42,8 +42,8 @@ TEST(AuditRecord, JsonHasExactlyTheReadmeKeysInReadmeOrder) {
   EXPECT_EQ(keys, documented);
 }
 
-TEST(AuditRecord, ReadmeExampleDecodesAndEncodesBackUnchanged) {
-  const json::value example = readme_example();
+TEST(AuditRecord, DocumentedExampleDecodesAndEncodesBackUnchanged) {
+  const json::value example = documented_example();
   ASSERT_TRUE(example.is_object());
   EXPECT_EQ(json::value(to_json(from_json(example))), example);
 }

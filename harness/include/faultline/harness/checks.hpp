@@ -44,7 +44,7 @@ std::string to_string(Verdict v);
 // violated (with data). Anything else is fail. `error` is decided by the caller when the run itself broke.
 Verdict decide_verdict(const std::vector<CheckResult>& results);
 
-// Headline numbers for the report (README "Report": `stats`).
+// Headline numbers for the report (docs/harness.md, "Report": `stats`).
 struct RunStats {
   std::int64_t pods = 0;
   std::int64_t bound_pods = 0;

@@ -3,7 +3,7 @@
 // API, YuniKorn's REST API) and on what it keeps from them. A faulty or hostile server, or a fault
 // gone wrong, cannot make the harness grow without bound: past a limit the call fails with a
 // LimitError naming the URL, the limit and how to raise it; nothing is truncated silently.
-// README "Limits and hardening".
+// docs/limits.md.
 #include <boost/system/error_code.hpp>
 #include <cstddef>
 #include <cstdint>

@@ -75,7 +75,7 @@ struct YunikornSnapshot {
   std::vector<YkNode> nodes;
 };
 
-// One line of the proxy's audit log (README "Audit record"), decoded with the proxy's own codec.
+// One line of the proxy's audit log (docs/proxy.md, "Audit record"), decoded with the proxy's own codec.
 using AuditRecord = audit::Record;
 
 struct Observations {

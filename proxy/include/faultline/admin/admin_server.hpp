@@ -1,12 +1,12 @@
 #pragma once
 // The proxy's admin HTTP API (plain HTTP/1.1, 127.0.0.1 by default), served asynchronously on an
-// io_context the caller owns and runs. Endpoints (README "Admin API"):
+// io_context the caller owns and runs. Endpoints (docs/proxy.md, "Admin API"):
 //   GET  /v1/scenario           running scenario (YAML; JSON with Accept: application/json)
 //   PUT  /v1/scenario           replace it (body YAML); 400 {"errors":[...]} keeps the old one
 //   POST /v1/arm | /v1/disarm   schedule time zero / stop
 //   POST /v1/outage             ?duration=10s&mode=reset|refuse|blackhole, or the same as JSON
 //   GET  /v1/rules              per-rule counters
-//   GET  /v1/audit?since=SEQ    audit records as JSON lines (410 when evicted; see README)
+//   GET  /v1/audit?since=SEQ    audit records as JSON lines (410 when evicted; see docs/proxy.md)
 //   GET  /metrics               Prometheus text
 //   GET  /healthz               {"status":"ok"}; never needs the token
 // With a token set, every other endpoint answers 401 unless "Authorization: Bearer <token>".

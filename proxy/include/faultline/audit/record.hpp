@@ -1,6 +1,6 @@
 #pragma once
 // The audit record: one per request that crossed (or was stopped by) the proxy, and its JSON line
-// (README "Audit record"). The relay fills it, the proxy's audit log encodes it, and
+// (docs/proxy.md, "Audit record"). The relay fills it, the proxy's audit log encodes it, and
 // faultline-harness decodes the lines with the same codec.
 //
 // The record deliberately has no header fields: an Authorization header can never reach it, and
@@ -52,7 +52,7 @@ class FormatError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The record as a JSON object with exactly the keys of the README's "Audit record", in that order.
+// The record as a JSON object with exactly the keys of "Audit record" in docs/proxy.md, in that order.
 boost::json::object to_json(const Record& record);
 // One line: serialized object plus '\n'.
 std::string to_json_line(const Record& record);

@@ -39,7 +39,7 @@ TEST(ActionRegistry, EveryKnownTypeParsesFromAMinimalActionAndKeepsItsName) {
 TEST(ActionRegistry, WatchActionsApplyOnlyToWatchStreams) {
   for (auto type : known_action_types()) {
     SCOPED_TRACE(std::string(type));
-    bool on_watch = type.starts_with("watch-");  // the naming rule the README documents
+    bool on_watch = type.starts_with("watch-");  // the naming rule docs/development.md gives
     auto action = scenario_with_action(minimal_action(type))->faults[0].action;
     EXPECT_EQ(is_watch_action(action), on_watch);
     // A watch action does not fire on a request that is not a watch; every other action does.
