@@ -69,6 +69,7 @@ struct Flags {
   double idle_timeout = 120;
   std::size_t max_header_bytes = 1024 * 1024;
   std::size_t max_connections = 0;  // 0: derived from the open-files limit (default_max_connections)
+  std::size_t admin_max_connections = admin::AdminServerOptions{}.max_connections;
   bool http1_only = false;
   std::uint32_t h2_max_streams = 100;  // what kube-apiserver advertises (SETTINGS_MAX_CONCURRENT_STREAMS)
 };
@@ -135,8 +136,13 @@ void define_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--max-connections", f.max_connections,
                  "client connections open at once; more are closed right after accept (default: 4096, or "
-                 "(open-files limit - 64) / 2 when that is lower)")
+                 "(open-files limit - 64 - --admin-max-connections) / 2 when that is lower)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 24));
+  app.add_option("--admin-max-connections", f.admin_max_connections,
+                 "admin API connections open at once; more are closed right after accept (each holds a "
+                 "descriptor the relay's share of the open-files limit does not count on)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
   app.add_flag("--http1-only", f.http1_only,
                "offer only http/1.1 in ALPN (the HTTP/1.1 mode); by default h2 is offered too and the upstream "
                "connection of an HTTP/2 client speaks h2");
@@ -232,12 +238,14 @@ void setup_logging(const std::string& level) {
 // Each client connection holds two descriptors; below this many, a pod burst can exhaust them.
 constexpr std::uint64_t kEnoughOpenFiles = 8192;
 
-// Each connection holds two descriptors (client and upstream); 64 are left for everything else
-// (listeners, the audit log, the admin API's connections).
+// Each connection holds two descriptors (client and upstream); the admin API's connections
+// (`admin`, at most) and 64 more (listeners, the audit log, a connection closed right after
+// accept) are left to the rest: bare admin connections cannot take the relay's descriptors.
 constexpr std::size_t kDefaultMaxConnections = 4096;
-std::size_t default_max_connections(std::uint64_t open_files) {
+std::size_t default_max_connections(std::uint64_t open_files, std::size_t admin) {
   if (open_files == 0) return kDefaultMaxConnections;  // unknown
-  std::uint64_t fit = open_files > 64 + 2 ? (open_files - 64) / 2 : 1;
+  const std::uint64_t reserved = 64 + admin;
+  std::uint64_t fit = open_files > reserved + 2 ? (open_files - reserved) / 2 : 1;
   return static_cast<std::size_t>(std::min<std::uint64_t>(kDefaultMaxConnections, fit));
 }
 
@@ -288,7 +296,8 @@ int run(const Flags& f) {
   options.header_timeout = seconds(f.header_timeout);
   options.idle_timeout = seconds(f.idle_timeout);
   options.header_limit = f.max_header_bytes;
-  options.max_connections = f.max_connections > 0 ? f.max_connections : default_max_connections(open_files);
+  options.max_connections =
+      f.max_connections > 0 ? f.max_connections : default_max_connections(open_files, f.admin_max_connections);
   options.http2 = !f.http1_only;
   options.h2_max_streams = f.h2_max_streams;
   options.relay_threads = f.threads;
@@ -305,6 +314,7 @@ int run(const Flags& f) {
   admin_options.address = admin_ep.host;
   admin_options.port = admin_ep.port;
   admin_options.token = admin_token;
+  admin_options.max_connections = f.admin_max_connections;
   admin::AdminServer admin_server(ioc, admin_options, bridge);
   admin_server.start();
 

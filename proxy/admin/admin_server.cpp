@@ -19,9 +19,13 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/url/parse.hpp>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <chrono>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <system_error>
 
 namespace faultline::admin {
@@ -73,6 +77,7 @@ struct AdminServer::Impl : std::enable_shared_from_this<AdminServer::Impl> {
 
   void accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
+  void refuse(tcp::socket& socket);
   void track(const std::shared_ptr<Session>& session);
   void close_all();
 
@@ -82,6 +87,11 @@ struct AdminServer::Impl : std::enable_shared_from_this<AdminServer::Impl> {
   tcp::acceptor acceptor;
   asio::steady_timer retry_timer;       // on the acceptor's strand
   net::AcceptFailures accept_failures;  // on the acceptor's strand
+  // Connections refused at options.max_connections and not yet reported (at most one warning
+  // every 10 s), on the acceptor's strand.
+  std::uint64_t refused_unreported = 0;
+  std::optional<std::chrono::steady_clock::time_point> refused_reported;
+  std::atomic<std::size_t> open_connections{0};  // Sessions alive (each holds one descriptor)
   tcp::endpoint endpoint;
   std::mutex sessions_mutex;
   std::list<std::weak_ptr<Session>> sessions;
@@ -94,7 +104,16 @@ namespace {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, std::shared_ptr<AdminServer::Impl> server)
-      : stream_(std::move(socket)), server_(std::move(server)) {}
+      : stream_(std::move(socket)), server_(std::move(server)) {
+    ++server_->open_connections;
+    server_->backend.admin_connection_opened();
+  }
+  ~Session() {
+    --server_->open_connections;
+    server_->backend.admin_connection_closed();
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   void start() {
     asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::read_header, shared_from_this()));
@@ -116,7 +135,13 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(options().header_limit));
     parser_->body_limit(boost::none);  // checked against Content-Length by check_request_header
-    stream_.expires_after(options().timeout);
+    // The first request's header must arrive soon after accept (its deadline runs from then).
+    if (first_request_) {
+      stream_.expires_after(
+          std::min<std::chrono::steady_clock::duration>(options().timeout, options().first_request_timeout));
+    } else {
+      stream_.expires_after(options().timeout);
+    }
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&Session::on_header, shared_from_this()));
   }
@@ -131,6 +156,7 @@ class Session : public std::enable_shared_from_this<Session> {
       return reply_and_close(error_response(http::status::bad_request, "malformed HTTP request: " + ec.message()));
     }
     if (ec) return stream_.close();  // peer closed, timeout, reset: nothing to answer
+    first_request_ = false;
     const auto& header = parser_->get().base();
     if (auto early = check_request_header(header, options())) {
       log(header, early->result_int());
@@ -211,6 +237,7 @@ class Session : public std::enable_shared_from_this<Session> {
   AdminResponse response_;
   std::array<char, 8192> drain_buffer_{};
   std::size_t drained_ = 0;
+  bool first_request_ = true;
 };
 
 }  // namespace
@@ -234,10 +261,29 @@ void AdminServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
     });
     return;
   }
-  auto session = std::make_shared<Session>(std::move(socket), shared_from_this());
-  track(session);
-  session->start();
+  if (open_connections.load() >= options.max_connections) {
+    refuse(socket);
+  } else {
+    auto session = std::make_shared<Session>(std::move(socket), shared_from_this());
+    track(session);
+    session->start();
+  }
   accept();
+}
+
+// Beyond the cap: closed before reading a byte (a bare connection costs a descriptor only this
+// long), counted, and reported at most every 10 s.
+void AdminServer::Impl::refuse(tcp::socket& socket) {
+  beast::error_code ignored;
+  socket.close(ignored);
+  backend.admin_connection_refused();
+  ++refused_unreported;
+  const auto now = std::chrono::steady_clock::now();
+  if (refused_reported && now - *refused_reported < std::chrono::seconds(10)) return;
+  spdlog::warn("admin API: {} connection(s) refused: {} admin connections are open (--admin-max-connections)",
+               refused_unreported, options.max_connections);
+  refused_unreported = 0;
+  refused_reported = now;
 }
 
 void AdminServer::Impl::track(const std::shared_ptr<Session>& session) {

@@ -31,6 +31,13 @@ ProxyMetrics::ProxyMetrics()
                                         "Client connections closed right after accept because "
                                         "--max-connections were open.")
                                .get()),
+      admin_connections(
+          registry_.gauge("faultline_admin_connections", "Connections currently open to the admin API.").get()),
+      admin_connections_rejected(registry_
+                                     .counter("faultline_admin_connections_rejected_total",
+                                              "Admin API connections closed right after accept because "
+                                              "--admin-max-connections were open.")
+                                     .get()),
       requests_(registry_.counter("faultline_requests_total",
                                   "Requests handled by the proxy, by Kubernetes verb, resource "
                                   "and the status the client saw (\"none\": connection cut).",

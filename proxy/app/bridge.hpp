@@ -58,6 +58,9 @@ class AdminBridge final : public admin::AdminBackend {
   boost::json::value rules() override;
   admin::AuditSince audit_since(std::optional<std::uint64_t> since, std::size_t limit) override;
   std::string metrics_text() override { return metrics_.render(); }
+  void admin_connection_opened() override { metrics_.admin_connections.inc(); }
+  void admin_connection_closed() override { metrics_.admin_connections.dec(); }
+  void admin_connection_refused() override { metrics_.admin_connections_rejected.inc(); }
   // Unhealthy while audit records do not reach the --audit-log file.
   std::string health_problem() override { return audit_.write_problem(); }
 

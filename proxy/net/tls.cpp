@@ -5,6 +5,7 @@
 
 #include <boost/asio/ip/address.hpp>
 
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 
@@ -27,20 +28,34 @@ namespace {
 // ALPN protocol lists in wire format (length-prefixed names).
 constexpr unsigned char kAlpnHttp11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 constexpr unsigned char kAlpnH2Http11[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-constexpr unsigned char kAlpnH2[] = {2, 'h', '2'};
 
-// Picks the first of the server's protocols (`arg`: a wire-format list) that the client offers;
-// with none in common, no ALPN is negotiated (the client then speaks HTTP/1.1 by default).
-int select_protocol(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
-                    void* arg) {
-  const auto* ours = static_cast<const unsigned char*>(arg);
-  unsigned int ours_len = ours == kAlpnH2Http11 ? sizeof kAlpnH2Http11 : sizeof kAlpnHttp11;
+// Picks the first of `ours` (a wire-format list) that the client offers; with none in common, no
+// ALPN is negotiated (the client then speaks HTTP/1.1 by default).
+int select_from(const unsigned char* ours, unsigned int ours_len, const unsigned char** out, unsigned char* outlen,
+                const unsigned char* in, unsigned int inlen) {
   unsigned char* selected = nullptr;
   if (SSL_select_next_proto(&selected, outlen, ours, ours_len, in, inlen) != OPENSSL_NPN_NEGOTIATED) {
     return SSL_TLSEXT_ERR_NOACK;
   }
   *out = selected;
   return SSL_TLSEXT_ERR_OK;
+}
+
+// `arg`: one of the static lists above.
+int select_protocol(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned int inlen,
+                    void* arg) {
+  const auto* ours = static_cast<const unsigned char*>(arg);
+  unsigned int ours_len = ours == kAlpnH2Http11 ? sizeof kAlpnH2Http11 : sizeof kAlpnHttp11;
+  return select_from(ours, ours_len, out, outlen, in, inlen);
+}
+
+// `arg`: the std::atomic<bool> that says whether h2 is offered, read at each handshake.
+int select_protocol_while(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+                          unsigned int inlen, void* arg) {
+  if (static_cast<const std::atomic<bool>*>(arg)->load(std::memory_order_relaxed)) {
+    return select_from(kAlpnH2Http11, sizeof kAlpnH2Http11, out, outlen, in, inlen);
+  }
+  return select_from(kAlpnHttp11, sizeof kAlpnHttp11, out, outlen, in, inlen);
 }
 
 void modern_protocols_only(ssl::context& ctx) {
@@ -71,6 +86,14 @@ ssl::context make_server_context(const CertifiedKey& serving, bool offer_h2) {
   return ctx;
 }
 
+ssl::context make_server_context(const CertifiedKey& serving, const std::atomic<bool>& offer_h2) {
+  ssl::context ctx(ssl::context::tls_server);
+  modern_protocols_only(ctx);
+  use_identity(ctx, serving.cert_pem, serving.key_pem, "serving identity");
+  SSL_CTX_set_alpn_select_cb(ctx.native_handle(), select_protocol_while, const_cast<std::atomic<bool>*>(&offer_h2));
+  return ctx;
+}
+
 ssl::context make_client_context(const ClientTlsOptions& options, Alpn alpn) {
   ssl::context ctx(ssl::context::tls_client);
   modern_protocols_only(ctx);
@@ -93,7 +116,7 @@ ssl::context make_client_context(const ClientTlsOptions& options, Alpn alpn) {
     use_identity(ctx, options.client_cert_pem, options.client_key_pem, "client identity");
   }
   if (alpn == Alpn::h2) {
-    SSL_CTX_set_alpn_protos(ctx.native_handle(), kAlpnH2, sizeof kAlpnH2);
+    SSL_CTX_set_alpn_protos(ctx.native_handle(), kAlpnH2Http11, sizeof kAlpnH2Http11);
   } else {
     SSL_CTX_set_alpn_protos(ctx.native_handle(), kAlpnHttp11, sizeof kAlpnHttp11);
   }

@@ -138,6 +138,7 @@ struct H2Connection::Upstream {
   bool writer_waiting = false;  // upstream_writer waits on `wake`
   bool ready = false;           // connected, session made: streams can be submitted
   bool done = false;            // ended (or failed): no new streams
+  bool http11 = false;          // the upstream negotiated http/1.1 (connect_upstream)
 };
 
 struct H2Connection::Stream {
@@ -715,6 +716,10 @@ void H2Connection::answer(Stream& s, const faults::HttpResponse& requested) {
 
 void H2Connection::forward(Stream& s) {
   if (!upstream_ || upstream_->done) {
+    if (server_.upstream_speaks_http11_only()) {
+      refuse_for_http11({s.id});
+      return;
+    }
     upstream_ = std::make_shared<Upstream>(session_->executor_, server_.upstream_tls_h2);
     upstream_->conn = this;
     upstreams_.remove_if([](const std::weak_ptr<Upstream>& w) { return w.expired(); });
@@ -736,6 +741,13 @@ asio::awaitable<void> H2Connection::run_upstream(std::shared_ptr<H2Connection> s
   if (self->closing_) co_return;
   if (!failure.empty()) {
     up->done = true;
+    boost::system::error_code ec;
+    up->stream.socket().close(ec);
+    if (up->http11) {
+      auto waiting = std::move(up->waiting);
+      self->refuse_for_http11(waiting);
+      co_return;
+    }
     spdlog::warn("conn {}: upstream {} unreachable ({}); answering 503 to {} HTTP/2 stream(s)", self->session_->id_,
                  self->options_.upstream.endpoint.to_string(), failure, up->waiting.size());
     auto waiting = std::move(up->waiting);
@@ -770,7 +782,44 @@ asio::awaitable<void> H2Connection::run_upstream(std::shared_ptr<H2Connection> s
   self->kick_client();
 }
 
-// Returns what failed ("" when the connection is up and speaks h2).
+// The upstream negotiated http/1.1 (it does not speak h2, or no longer): the streams waiting for
+// it are refused (RST_STREAM REFUSED_STREAM: not processed, a client may send them again) and the
+// connection takes no new ones (GOAWAY): the client sends them on a new connection, which is
+// offered http/1.1 (Server::Impl::offer_h2). Streams already relayed on an h2 upstream connection
+// go on.
+void H2Connection::refuse_for_http11(const std::vector<int32_t>& ids) {
+  for (auto id : ids) {
+    if (Stream* s = find(id)) {
+      s->up.reset();
+      reset_stream(*s, NGHTTP2_REFUSED_STREAM);
+    }
+  }
+  if (!refused_for_http11_) {
+    refused_for_http11_ = true;
+    spdlog::info(
+        "conn {}: h2: upstream {} negotiates only http/1.1: {} stream(s) refused (REFUSED_STREAM), GOAWAY follows; "
+        "the client reconnects and is offered http/1.1",
+        session_->id_, options_.upstream.endpoint.to_string(), ids.size());
+    asio::co_spawn(session_->executor_, goaway_for_http11(shared_from_this()), asio::detached);
+  }
+  kick_client();
+}
+
+// GOAWAY a moment after the RST_STREAM frames, not with them: curl 7.88 reads a GOAWAY that comes
+// in the same read as the refusal as the end of the connection and fails the request ("Transferred
+// a partial file") instead of sending it again; Go's client sends a refused request again at once,
+// on the same connection until the GOAWAY (then on a new one).
+asio::awaitable<void> H2Connection::goaway_for_http11(std::shared_ptr<H2Connection> self) {
+  co_await self->nap(std::chrono::milliseconds(100));
+  if (self->closing_) co_return;
+  static constexpr std::string_view kWhy = "the upstream speaks HTTP/1.1 only: reconnect";
+  nghttp2_submit_goaway(self->client_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(self->client_),
+                        NGHTTP2_NO_ERROR, reinterpret_cast<const uint8_t*>(kWhy.data()), kWhy.size());
+  self->kick_client();
+}
+
+// Returns what failed ("" when the connection is up and speaks h2; Upstream::http11 when it
+// negotiated http/1.1).
 asio::awaitable<std::string> H2Connection::connect_upstream(Upstream& up) {
   const auto& target = options_.upstream;
   tcp::resolver resolver(session_->executor_);
@@ -787,8 +836,10 @@ asio::awaitable<std::string> H2Connection::connect_upstream(Upstream& up) {
   if (hec) co_return "TLS handshake: " + hec.message();
   tcp_layer.expires_never();
   auto alpn = net::alpn_selected(up.stream.native_handle());
+  server_.upstream_negotiated(alpn);
   if (alpn != "h2") {
-    co_return "the apiserver did not negotiate h2 (ALPN: '" + alpn + "'); use --http1-only in front of it";
+    up.http11 = true;
+    co_return "the upstream negotiated " + (alpn.empty() ? std::string("no protocol") : alpn) + ", not h2";
   }
   nghttp2_session_callbacks* callbacks = nullptr;
   if (nghttp2_session_callbacks_new(&callbacks) != 0) throw std::bad_alloc();

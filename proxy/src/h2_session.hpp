@@ -1,9 +1,11 @@
 #pragma once
 // HTTP/2 on one client connection (ALPN chose h2), with nghttp2 on both sides: a server session
 // towards the client and a client session on an upstream TLS connection negotiated as h2, so the
-// apiserver sees the protocol the client chose. Each client stream maps to one upstream stream and
-// goes through the same classify/decide/audit code as an HTTP/1.1 request (exchange.hpp); fault
-// actions act on the one stream (RST_STREAM) or on the connection (GOAWAY, stall, outage).
+// apiserver sees the protocol the client chose (an upstream that negotiates http/1.1 instead: the
+// stream is refused and the client reconnects over HTTP/1.1, upstream_alpn.cpp). Each client
+// stream maps to one upstream stream and goes through the same classify/decide/audit code as an
+// HTTP/1.1 request (exchange.hpp); fault actions act on the one stream (RST_STREAM) or on the
+// connection (GOAWAY, stall, outage).
 //
 // Flow control runs end to end: neither session updates its receive windows by itself
 // (NGHTTP2_OPT_NO_AUTO_WINDOW_UPDATE); bytes received on one side are consumed (WINDOW_UPDATE)
@@ -90,6 +92,8 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   void start_stream(Stream& s);
   void proceed(Stream& s);
   void forward(Stream& s);
+  void refuse_for_http11(const std::vector<int32_t>& ids);
+  static boost::asio::awaitable<void> goaway_for_http11(std::shared_ptr<H2Connection> self);
   void submit_upstream(Stream& s);
   void on_upstream_response(Stream& s, bool end_stream);
   void upstream_stream_closed(Stream& s, uint32_t error_code);
@@ -119,6 +123,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   bool reading_done_ = false;
   bool header_flood_ = false;  // a header list past four times the limit ended the input
   bool closing_ = false;
+  bool refused_for_http11_ = false;  // GOAWAY sent: the upstream negotiated http/1.1
   bool writing_ = false;
   std::chrono::steady_clock::time_point write_started_;
   std::chrono::steady_clock::time_point last_activity_;

@@ -98,6 +98,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> impl) {
       if (impl->observer) impl->observer->connection_rejected();
       continue;
     }
+    impl->probe_upstream_if_due();
     boost::system::error_code nec;
     socket.set_option(tcp::no_delay(true), nec);
     auto session = std::make_shared<Session>(impl, std::move(socket), impl->next_conn++);
@@ -118,7 +119,8 @@ Server::Impl::Impl(asio::io_context& io, ServerOptions opts, faults::Engine& eng
       engine(eng),
       clock(clk),
       observer(obs),
-      server_tls(net::make_server_context(options.serving, options.http2)),
+      offer_h2(options.http2),
+      server_tls(net::make_server_context(options.serving, offer_h2)),
       upstream_tls(net::make_client_context(options.upstream.tls)),
       upstream_tls_h2(net::make_client_context(options.upstream.tls, net::Alpn::h2)),
       listener_strand(asio::make_strand(io)),
@@ -289,6 +291,7 @@ void Server::Impl::stop(std::chrono::milliseconds drain) {
     self->close_listener();
     self->reopen_timer.cancel();
     self->trim_timer.cancel();
+    if (self->cancel_probe) self->cancel_probe();
     auto live = self->live_sessions();
     spdlog::info("stopping: {} open connections, draining up to {} ms", live.size(), drain.count());
     for (auto& session : live) session->drain();
@@ -316,6 +319,7 @@ void Server::start() {
     throw std::system_error(e.code(), "listening on " + impl_->options.listen.to_string());
   }
   impl_->start_accepting();
+  asio::post(impl_->listener_strand, [impl = impl_] { impl->probe_upstream_if_due(); });
 }
 
 tcp::endpoint Server::local_endpoint() const { return impl_->bound; }

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -30,9 +31,16 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   faults::Engine& engine;
   const faults::Clock& clock;
   Observer* const observer;
+  // The upstream's protocol, as its ALPN said last: clients are offered h2 (`offer_h2`, read by
+  // server_tls at each handshake) only while options.http2 and the upstream does not negotiate
+  // http/1.1 only. Learned by a probe (probe_upstream_if_due) and from every upstream connection
+  // of an HTTP/2 client (upstream_negotiated); upstream_alpn.cpp.
+  enum class UpstreamProtocol { unknown, h2, http11 };
+  std::atomic<bool> offer_h2;
+  std::atomic<UpstreamProtocol> upstream_protocol{UpstreamProtocol::unknown};
   boost::asio::ssl::context server_tls;
   boost::asio::ssl::context upstream_tls;     // ALPN http/1.1
-  boost::asio::ssl::context upstream_tls_h2;  // ALPN h2 (for HTTP/2 clients)
+  boost::asio::ssl::context upstream_tls_h2;  // ALPN h2, http/1.1 (for HTTP/2 clients)
 
   // Listener (touched only on `listener_strand`).
   boost::asio::strand<boost::asio::io_context::executor_type> listener_strand;
@@ -48,6 +56,11 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::optional<faults::Clock::time_point> enforced_until;
   bool listener_refused = false;
   bool trim_scheduled = false;
+  std::mutex protocol_mutex;  // upstream_negotiated: offer_h2 and upstream_protocol change together
+  // Probes of the upstream's ALPN (touched only on `listener_strand`).
+  bool probing = false;
+  std::optional<std::chrono::steady_clock::time_point> last_probe;
+  std::function<void()> cancel_probe;  // set while a probe waits for the upstream
   std::atomic<bool> stopping{false};
   std::atomic<std::uint64_t> next_conn{1};
 
@@ -59,6 +72,14 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   void forget(const Session* session);
   bool at_connection_limit() const;
   void schedule_trim();
+  // What the upstream's ALPN selected on a connection offering h2 and http/1.1 ("" for none):
+  // any thread; logs a change.
+  void upstream_negotiated(const std::string& alpn);
+  bool upstream_speaks_http11_only() const { return upstream_protocol.load() == UpstreamProtocol::http11; }
+  // On the listener strand, as connections are accepted: asks the upstream which protocol it
+  // negotiates unless that is known to be h2, at most every second while it is not known (the
+  // upstream did not answer yet) and every 10 s while it is http/1.1 only (it may gain h2).
+  void probe_upstream_if_due();
   std::list<std::shared_ptr<Session>> live_sessions();
   void stop(std::chrono::milliseconds drain);
 };

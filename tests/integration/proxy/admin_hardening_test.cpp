@@ -6,7 +6,10 @@
 //     client sent: ill-formed sequences become U+FFFD;
 //   - resources a client invents cannot grow the request metrics without bound;
 //   - long request targets cannot grow the in-memory audit ring without bound: it holds at most
-//     64 MiB of records (--audit-memory), whatever their count.
+//     64 MiB of records (--audit-memory), whatever their count;
+//   - bare TCP connections to the admin API (no request, so no token either) cannot take the
+//     descriptors the relay needs: admin connections are capped (--admin-max-connections), the
+//     rest closed at once and counted, and one that sends no request header is closed after 5 s.
 
 #include <gtest/gtest.h>
 
@@ -16,7 +19,10 @@
 #include <boost/json/parse.hpp>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -355,6 +361,92 @@ TEST_F(ProxyHardening, LongTargetsDoNotGrowTheAuditRingPastItsByteBound) {
   EXPECT_EQ(lines.size(), last - first + 1) << "the held records are the newest, without a gap";
   EXPECT_LE(held.body.size(), std::size_t{64} * 1024 * 1024) << lines.size() << " records held";
   EXPECT_GE(held.body.size(), std::size_t{60} * 1024 * 1024) << "the ring holds what fits, not less";
+}
+
+// Whether the connection on `fd` was closed by the other side (readable with nothing to read).
+std::size_t closed_by_peer(const std::vector<int>& fds) {
+  std::vector<pollfd> polled;
+  for (int fd : fds) polled.push_back({fd, POLLIN, 0});
+  ::poll(polled.data(), polled.size(), 0);
+  std::size_t closed = 0;
+  for (const auto& p : polled) {
+    char byte = 0;
+    if ((p.revents & (POLLIN | POLLHUP | POLLERR)) != 0 && ::recv(p.fd, &byte, 1, MSG_DONTWAIT) <= 0) ++closed;
+  }
+  return closed;
+}
+
+TEST_F(ProxyHardening, BareAdminConnectionsLeaveTheRelayServing) {
+  // 2,200 TCP connections to the admin API that send nothing, against a proxy whose open-files
+  // limit is 2,100 (the relay's own share of it: (2,100 - 128) / 2 client connections). Before the
+  // cap the admin server accepted them all and the relay's accept failed ("Too many open files")
+  // until they closed: no client of the apiserver got an answer.
+  constexpr rlim_t kOpenFiles = 2100;
+  constexpr int kBare = 2200;
+  rlimit own{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &own), 0);
+  ASSERT_GE(own.rlim_max, rlim_t{kBare + 200}) << "the test needs " << kBare + 200 << " descriptors itself";
+  if (own.rlim_cur < own.rlim_max) {
+    rlimit raised{own.rlim_max, own.rlim_max};
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &raised), 0);
+  }
+  net::write_file(dir.path() / "proxy-ca.crt", ca.cert_pem);
+  net::write_file(dir.path() / "proxy-ca.key", ca.key_pem, true);
+  ProxyProcess proxy(dir.path(), "proxy",
+                     {"--ca-cert", (dir.path() / "proxy-ca.crt").string(), "--ca-key",
+                      (dir.path() / "proxy-ca.key").string(), "--upstream", upstream, "--upstream-insecure"},
+                     testing::OpenFilesLimit{kOpenFiles, kOpenFiles});
+  asio::io_context ioc;
+  std::vector<tcp::socket> bare;
+  // Before the admin API's 5 s deadline for a first request closes the first of them: the relay
+  // must answer while they are all open.
+  const auto first_connected = std::chrono::steady_clock::now();
+  const tcp::endpoint admin(asio::ip::make_address("127.0.0.1"), proxy.admin_port());
+  for (int i = 0; i < kBare; ++i) {
+    tcp::socket socket(ioc);
+    boost::system::error_code ec;
+    socket.connect(admin, ec);
+    if (ec) break;  // the listen backlog is full: the proxy is not accepting
+    bare.push_back(std::move(socket));
+  }
+  EXPECT_EQ(bare.size(), std::size_t{kBare});
+  std::this_thread::sleep_for(500ms);  // the proxy accepts them
+
+  // A client of the apiserver gets its answer (503: the upstream is a port nobody listens on).
+  const auto asked = std::chrono::steady_clock::now();
+  try {
+    TlsClient client(proxy.port(), ca.cert_pem, 10s);
+    EXPECT_EQ(status_of(client, "GET", "/api"), 503);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "no answer from the relay while " << bare.size()
+                  << " bare admin connections are open: " << e.what() << "\nproxy log:\n"
+                  << proxy.log().substr(0, 4000);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - first_connected, 4s)
+      << "the relay answered only once the bare connections were closed (connecting them took "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(asked - first_connected).count() << " ms)";
+
+  // The admin connections past the cap were closed at once, the others 5 s after they were
+  // accepted without a request; then the admin API answers again, and counted what it refused.
+  EXPECT_TRUE(eventually(
+      [&] {
+        try {
+          return admin_get(proxy.admin_port(), "/healthz").status == 200;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      20s));
+  std::vector<int> fds;
+  for (auto& socket : bare) fds.push_back(socket.native_handle());
+  EXPECT_EQ(closed_by_peer(fds), bare.size()) << "every bare admin connection is closed by the proxy";
+  const std::string metrics = admin_get(proxy.admin_port(), "/metrics").body;
+  const std::string counter = "faultline_admin_connections_rejected_total ";
+  const auto at = metrics.find("\n" + counter);
+  ASSERT_NE(at, std::string::npos) << metrics;
+  EXPECT_GE(std::stoul(metrics.substr(at + 1 + counter.size())), std::size_t{kBare - 64}) << metrics;
+  EXPECT_GE(count_lines_with(proxy.log(), "admin API: ", "connection(s) refused: 64 admin connections are open"), 1u)
+      << proxy.log().substr(0, 4000);
 }
 
 }  // namespace

@@ -83,6 +83,11 @@ class AdminBackend {
   virtual std::string metrics_text() = 0;
   // GET /healthz: an empty string means healthy; otherwise the reason (answered 503).
   virtual std::string health_problem() { return {}; }
+  // Admin connections (for metrics; from any admin thread): one opened, one closed, one refused
+  // (closed right after accept: AdminServerOptions::max_connections were open).
+  virtual void admin_connection_opened() {}
+  virtual void admin_connection_closed() {}
+  virtual void admin_connection_refused() {}
 };
 
 }  // namespace faultline::admin

@@ -31,8 +31,14 @@ struct AdminServerOptions {
   std::size_t body_limit = 4 * 1024 * 1024;  // larger bodies: 413
   std::size_t header_limit = 16 * 1024;      // larger headers: 431
   std::chrono::seconds timeout{30};          // per request read and keep-alive idle time
-  std::size_t audit_default_limit = 10000;   // records per /v1/audit answer without ?limit
-  std::size_t audit_max_limit = 100000;      // largest ?limit accepted
+  // Admin connections open at once; one more is closed right after accept (and counted:
+  // AdminBackend::admin_connection_refused). They share the process's descriptors with the relay.
+  std::size_t max_connections = 64;
+  // From accept to the end of a connection's first request header: a connection that says
+  // nothing (so shows no token either) holds its place no longer.
+  std::chrono::seconds first_request_timeout{5};
+  std::size_t audit_default_limit = 10000;  // records per /v1/audit answer without ?limit
+  std::size_t audit_max_limit = 100000;     // largest ?limit accepted
 };
 
 class AdminServer {

@@ -47,6 +47,10 @@ class ProxyMetrics {
   metrics::Gauge& open_watches;
   // faultline_connections_rejected_total: connections closed at accept (--max-connections).
   metrics::Counter& connections_rejected;
+  // faultline_admin_connections / faultline_admin_connections_rejected_total: the admin API's
+  // connections open now, and those closed right after accept (--admin-max-connections).
+  metrics::Gauge& admin_connections;
+  metrics::Counter& admin_connections_rejected;
 
   std::string render() const { return registry_.render(); }
 

@@ -4,6 +4,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 
+#include <atomic>
 #include <string>
 
 #include "faultline/net/certs.hpp"
@@ -14,6 +15,9 @@ namespace faultline::net {
 // same PEM) and key. ALPN picks h2 when the client offers it and `offer_h2` is set, else
 // http/1.1 (with `offer_h2` false, HTTP/2-capable clients such as client-go fall back to HTTP/1.1).
 boost::asio::ssl::context make_server_context(const CertifiedKey& serving, bool offer_h2 = false);
+// The same, offering h2 while `offer_h2` holds (read at each handshake; it must outlive the
+// context): the proxy offers clients h2 only while its upstream negotiates h2.
+boost::asio::ssl::context make_server_context(const CertifiedKey& serving, const std::atomic<bool>& offer_h2);
 
 // Client side (towards kube-apiserver). Peer verification is on unless `insecure_skip_verify` is
 // set explicitly; `ca_pem` empty means the system trust store.
@@ -23,8 +27,10 @@ struct ClientTlsOptions {
   std::string client_cert_pem;  // optional client identity (both or neither)
   std::string client_key_pem;
 };
-// ALPN the client side offers: http/1.1 only, or h2 only (the proxy's upstream connection for an
-// HTTP/2 client, so the apiserver sees the protocol the client chose).
+// ALPN the client side offers: http/1.1 only, or h2 first and http/1.1 after it (the proxy's
+// upstream connection for an HTTP/2 client, so the apiserver sees the protocol the client chose; a
+// server that speaks only HTTP/1.1 completes the handshake choosing http/1.1, instead of failing
+// it with no_application_protocol, and the caller sees what it chose in alpn_selected).
 enum class Alpn { http11, h2 };
 boost::asio::ssl::context make_client_context(const ClientTlsOptions& options, Alpn alpn = Alpn::http11);
 
