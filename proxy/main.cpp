@@ -132,9 +132,13 @@ void define_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--drain-timeout", f.drain_seconds, "seconds requests in flight may take to finish on SIGTERM/SIGINT")
       ->capture_default_str();
-  app.add_option("--header-timeout", f.header_timeout, "seconds a client may take to send a request header")
+  app.add_option("--header-timeout", f.header_timeout,
+                 "seconds a client may take to send a request header (HTTP/2: a header block, from its HEADERS "
+                 "frame to END_HEADERS, and the connection preface)")
       ->capture_default_str();
-  app.add_option("--idle-timeout", f.idle_timeout, "seconds an idle keep-alive connection stays open")
+  app.add_option("--idle-timeout", f.idle_timeout,
+                 "seconds an idle keep-alive connection stays open (HTTP/2: from the end of its last stream; "
+                 "PING and other frames do not count)")
       ->capture_default_str();
   app.add_option("--max-header-bytes", f.max_header_bytes, "largest request header accepted (431 above)")
       ->capture_default_str();
