@@ -9,7 +9,11 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -72,6 +76,8 @@ struct Flags {
   std::size_t admin_max_connections = admin::AdminServerOptions{}.max_connections;
   bool http1_only = false;
   std::uint32_t h2_max_streams = 100;  // what kube-apiserver advertises (SETTINGS_MAX_CONCURRENT_STREAMS)
+  static constexpr std::uint64_t kMaxMemoryDerived = ~std::uint64_t{0};
+  std::uint64_t max_memory = kMaxMemoryDerived;
 };
 
 void define_flags(CLI::App& app, Flags& f) {
@@ -128,9 +134,13 @@ void define_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_option("--drain-timeout", f.drain_seconds, "seconds requests in flight may take to finish on SIGTERM/SIGINT")
       ->capture_default_str();
-  app.add_option("--header-timeout", f.header_timeout, "seconds a client may take to send a request header")
+  app.add_option("--header-timeout", f.header_timeout,
+                 "seconds a client may take to send a request header (HTTP/2: a header block, from its HEADERS "
+                 "frame to END_HEADERS, and the connection preface)")
       ->capture_default_str();
-  app.add_option("--idle-timeout", f.idle_timeout, "seconds an idle keep-alive connection stays open")
+  app.add_option("--idle-timeout", f.idle_timeout,
+                 "seconds an idle keep-alive connection stays open (HTTP/2: from the end of its last stream; "
+                 "PING and other frames do not count)")
       ->capture_default_str();
   app.add_option("--max-header-bytes", f.max_header_bytes, "largest request header accepted (431 above)")
       ->capture_default_str();
@@ -150,6 +160,11 @@ void define_flags(CLI::App& app, Flags& f) {
                  "concurrent streams per HTTP/2 client connection (SETTINGS_MAX_CONCURRENT_STREAMS)")
       ->capture_default_str()
       ->check(CLI::Range(std::uint32_t{1}, std::uint32_t{10000}));
+  app.add_option("--max-memory", f.max_memory,
+                 "resident memory (bytes; or with a unit: 512MiB, 2GiB) past which new HTTP/2 streams are refused "
+                 "(REFUSED_STREAM) and HTTP/1.1 requests answered 503, instead of growing; 0: no limit (default: a "
+                 "quarter of the machine's memory, three quarters of a cgroup memory limit if lower, at most 4 GiB)")
+      ->transform(CLI::AsSizeValue(false));
   app.get_option("--ca-cert")->needs("--ca-key");
   app.get_option("--ca-key")->needs("--ca-cert");
   app.get_option("--ca-out")->excludes("--ca-cert");
@@ -262,6 +277,25 @@ std::uint64_t raise_open_files() {
   return limit.now;
 }
 
+// --max-memory's default: a quarter of the machine's memory, or three quarters of the cgroup's
+// limit (a container's) when that is lower, and at most 4 GiB; 0 (no limit) when neither is known.
+std::uint64_t default_max_memory() {
+  constexpr std::uint64_t kCap = std::uint64_t{4} << 30;
+  std::uint64_t limit = kCap;
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) limit = std::min(limit, static_cast<std::uint64_t>(pages) * page / 4);
+  for (const char* path : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(path);
+    std::uint64_t bytes = 0;
+    if (in >> bytes && bytes > 0 && bytes < (std::uint64_t{1} << 60)) {  // "max" or v1's huge "unlimited": none
+      limit = std::min(limit, bytes / 4 * 3);
+      break;
+    }
+  }
+  return limit;
+}
+
 int run(const Flags& f) {
   // Before anything listens: a token file that yields no token must not leave the admin API open.
   const std::string admin_token =
@@ -300,6 +334,10 @@ int run(const Flags& f) {
       f.max_connections > 0 ? f.max_connections : default_max_connections(open_files, f.admin_max_connections);
   options.http2 = !f.http1_only;
   options.h2_max_streams = f.h2_max_streams;
+  // A connection may hold at least two header lists of the limit waiting to go upstream.
+  options.h2_header_memory_per_connection = std::max<std::size_t>(4 << 20, 2 * f.max_header_bytes);
+  options.h2_header_memory_total = std::max<std::size_t>(64 << 20, options.h2_header_memory_per_connection);
+  options.max_memory = f.max_memory == Flags::kMaxMemoryDerived ? default_max_memory() : f.max_memory;
   options.relay_threads = f.threads;
 
   boost::asio::io_context ioc;
@@ -320,8 +358,10 @@ int run(const Flags& f) {
 
   std::string listen = client_address(server.local_endpoint());
   std::string admin_address = host_port(admin_server.local_endpoint());
-  spdlog::info("proxying https://{} -> https://{} (admin http://{}, at most {} client connections)", listen,
-               options.upstream.endpoint.to_string(), admin_address, options.max_connections);
+  spdlog::info("proxying https://{} -> https://{} (admin http://{}, at most {} client connections, {})", listen,
+               options.upstream.endpoint.to_string(), admin_address, options.max_connections,
+               options.max_memory > 0 ? "--max-memory " + std::to_string(options.max_memory >> 20) + " MiB"
+                                      : std::string("no --max-memory"));
   if (!f.write_kubeconfig.empty()) {
     net::KubeconfigSpec spec;
     spec.name = "faultline-proxy";

@@ -38,6 +38,10 @@ ProxyMetrics::ProxyMetrics()
                                               "Admin API connections closed right after accept because "
                                               "--admin-max-connections were open.")
                                      .get()),
+      memory_bytes(registry_
+                       .gauge("faultline_memory_bytes",
+                              "The proxy's resident memory as last sampled (bytes; what --max-memory compares).")
+                       .get()),
       requests_(registry_.counter("faultline_requests_total",
                                   "Requests handled by the proxy, by Kubernetes verb, resource "
                                   "and the status the client saw (\"none\": connection cut).",
@@ -46,12 +50,22 @@ ProxyMetrics::ProxyMetrics()
                                       "Fault actions carried out, by rule and action type.", {"rule", "action"})),
       rule_matched_(registry_.counter("faultline_rule_matched_total",
                                       "Requests selected by a rule's match clause, by rule.", {"rule"})),
+      memory_refusals_(registry_.counter("faultline_memory_refusals_total",
+                                         "New work refused to keep memory bounded (HTTP/2 streams: "
+                                         "REFUSED_STREAM; HTTP/1.1 requests: 503), by reason.",
+                                         {"reason"})),
+      refused_header_memory_(memory_refusals_.with({"h2-header-memory"})),
+      refused_max_memory_(memory_refusals_.with({"max-memory"})),
       upstream_latency_(registry_
                             .histogram("faultline_upstream_latency_seconds",
                                        "Time from forwarding a request to receiving the "
                                        "apiserver's response headers.",
                                        latency_buckets())
                             .get()) {}
+
+void ProxyMetrics::memory_refused(std::string_view reason) {
+  (reason == "max-memory" ? refused_max_memory_ : refused_header_memory_).inc();
+}
 
 namespace {
 

@@ -24,6 +24,8 @@ class AuditingObserver final : public proxy::Observer {
   void connection_opened() override { metrics_.open_connections.inc(); }
   void connection_closed() override { metrics_.open_connections.dec(); }
   void connection_rejected() override { metrics_.connections_rejected.inc(); }
+  void memory_refused(std::string_view reason) override { metrics_.memory_refused(reason); }
+  void memory_sampled(std::uint64_t bytes) override { metrics_.memory_bytes.set(static_cast<std::int64_t>(bytes)); }
   void watch_opened() override { metrics_.open_watches.inc(); }
   void watch_closed() override { metrics_.open_watches.dec(); }
   void exchange_done(const audit::Record& record, std::optional<std::chrono::nanoseconds> upstream_latency) override;

@@ -69,6 +69,17 @@ faults::HttpResponse bad_gateway_response(const ServerOptions& options, const st
   return faults::status_response(status);
 }
 
+faults::HttpResponse memory_refused_response(const ServerOptions& options, std::uint64_t resident) {
+  faults::Status status;
+  status.code = 503;
+  status.reason = "ServiceUnavailable";
+  status.message = "faultline-proxy: its memory (" + std::to_string(resident >> 20) + " MiB) is past --max-memory (" +
+                   std::to_string(options.max_memory >> 20) + " MiB); retry later";
+  auto response = faults::status_response(status);
+  response.headers.push_back({"Retry-After", "1"});
+  return response;
+}
+
 faults::HttpResponse final_local_response(const ExchangeCore& ex, const faults::HttpResponse& response,
                                           std::uint64_t conn) {
   if (response.code >= 200 && response.code <= 599) return response;

@@ -46,6 +46,8 @@ void finish_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn)
 // response. The messages name the upstream address, never a credential.
 faults::HttpResponse upstream_unreachable_response(const ServerOptions& options, const std::string& failure);
 faults::HttpResponse bad_gateway_response(const ServerOptions& options, const std::string& why);
+// 503 with Retry-After: 1 when the proxy's memory is past --max-memory (`resident`: bytes).
+faults::HttpResponse memory_refused_response(const ServerOptions& options, std::uint64_t resident);
 // The answer of a `respond` rule: `response` itself, or, when its code is not a final status (an
 // interim 1xx cannot end an exchange), a 500 Status naming the rule (logged as an error).
 faults::HttpResponse final_local_response(const ExchangeCore& ex, const faults::HttpResponse& response,

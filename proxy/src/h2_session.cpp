@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <cstring>
 #include <vector>
@@ -35,6 +36,25 @@ constexpr std::size_t kResponseHeaderLimit = 16 * 1024;
 // Bytes collected from nghttp2 before one socket write, and read from a socket at once.
 constexpr std::size_t kWriteBatch = 64 * 1024;
 constexpr std::size_t kReadChunk = 16 * 1024;
+
+// What nghttp2 enforces for the client's streams: the advertised limit and as many again (see the
+// H2Connection constructor).
+uint32_t max_streams_with_slack(uint32_t advertised) {
+  return static_cast<uint32_t>(std::min<std::uint64_t>(std::uint64_t{advertised} * 2, 0x7fffffff));
+}
+
+// Rewrites SETTINGS_MAX_CONCURRENT_STREAMS in the server's first SETTINGS frame, the first bytes
+// nghttp2 sends (its first entry: id 0x3, then the value); false when `out` does not start so.
+bool patch_max_streams(std::vector<uint8_t>& out, uint32_t advertised) {
+  if (out.size() < 15 || out[3] != NGHTTP2_SETTINGS || out[4] != 0 || out[9] != 0 ||
+      out[10] != NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+    return false;
+  out[11] = static_cast<uint8_t>(advertised >> 24);
+  out[12] = static_cast<uint8_t>(advertised >> 16);
+  out[13] = static_cast<uint8_t>(advertised >> 8);
+  out[14] = static_cast<uint8_t>(advertised);
+  return true;
+}
 
 std::string_view view(const uint8_t* data, size_t len) { return {reinterpret_cast<const char*>(data), len}; }
 
@@ -117,6 +137,47 @@ bool collect_output(nghttp2_session* session, std::vector<uint8_t>& out, std::ui
   return true;
 }
 
+// A buffer that grew past a few write batches (a burst of large header lists) gives its memory
+// back: a connection keeps no more than that for the rest of its life.
+void trim_buffer(std::vector<uint8_t>& buffer) {
+  if (buffer.empty() && buffer.capacity() > 4 * kWriteBatch) {
+    std::vector<uint8_t>().swap(buffer);
+    buffer.reserve(kWriteBatch);
+  }
+}
+
+// Bytes counted against the HTTP/2 header budgets of a connection and of the process
+// (ServerOptions::h2_header_memory_*), given back when set lower, released or destroyed.
+class Charge {
+ public:
+  Charge() = default;
+  Charge(const Charge&) = delete;
+  Charge& operator=(const Charge&) = delete;
+  ~Charge() { set(0); }
+  void bind(std::size_t& connection, std::atomic<std::size_t>& total) {
+    connection_ = &connection;
+    total_ = &total;
+  }
+  void add(std::size_t n) { set(n_ + n); }
+  void release() { set(0); }
+  void set(std::size_t n) {
+    if (connection_ == nullptr || n == n_) return;
+    if (n > n_) {
+      *connection_ += n - n_;
+      total_->fetch_add(n - n_, std::memory_order_relaxed);
+    } else {
+      *connection_ -= n_ - n;
+      total_->fetch_sub(n_ - n, std::memory_order_relaxed);
+    }
+    n_ = n;
+  }
+
+ private:
+  std::size_t n_ = 0;
+  std::size_t* connection_ = nullptr;
+  std::atomic<std::size_t>* total_ = nullptr;
+};
+
 }  // namespace
 
 struct H2Connection::Upstream {
@@ -133,6 +194,8 @@ struct H2Connection::Upstream {
   // submit_upstream serializes a request here at once, so nghttp2 does not hold a copy of its
   // decompressed header list until the writer runs (see submit_upstream).
   std::vector<uint8_t> out;
+  std::size_t in_flight = 0;  // bytes upstream_writer is writing
+  Charge charge;              // out + in_flight: requests serialized and not yet written
   asio::steady_timer wake;
   bool write_pending = false;
   bool writer_waiting = false;  // upstream_writer waits on `wake`
@@ -147,6 +210,10 @@ struct H2Connection::Stream {
   std::string method, path, authority, scheme;
   HeaderList headers;  // regular fields, lower-case names
   std::size_t header_bytes = 0;
+  // The decoded fields held (these strings and `headers`), and then nghttp2's copy of them, until
+  // the upstream HEADERS frame is serialized (`request_serialized`).
+  Charge charge;
+  bool request_serialized = false;
   bool header_too_large = false;
   bool started = false;        // classified and decided
   bool request_ended = false;  // END_STREAM from the client
@@ -217,8 +284,14 @@ H2Connection::H2Connection(std::shared_ptr<Session> session)
   nghttp2_option_del(option);
   nghttp2_session_callbacks_del(callbacks);
   if (rv != 0) throw std::runtime_error(std::string("nghttp2 server session: ") + nghttp2_strerror(rv));
+  // nghttp2 ends the connection (GOAWAY PROTOCOL_ERROR) when a client opens more streams than
+  // the SETTINGS it acknowledged allow; RFC 9113 5.1.2 makes that a stream error, and clients
+  // that overshoot (a race with stream closes) lose every stream of the connection. So nghttp2 is
+  // given twice the limit, the client is told the limit itself (client_writer rewrites the value
+  // in this first SETTINGS frame on its way out), and on_begin_headers refuses a stream past it
+  // with RST_STREAM REFUSED_STREAM. (It must come first in the frame: see patch_max_streams.)
   const nghttp2_settings_entry settings[] = {
-      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, options_.h2_max_streams},
+      {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, max_streams_with_slack(options_.h2_max_streams)},
       {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, options_.h2_stream_window},
       {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, static_cast<uint32_t>(options_.header_limit)},
   };
@@ -227,6 +300,7 @@ H2Connection::H2Connection(std::shared_ptr<Session> session)
       std::min<std::uint64_t>(std::uint64_t{options_.h2_max_streams} * options_.h2_stream_window, 0x7fffffff));
   nghttp2_session_set_local_window_size(client_, NGHTTP2_FLAG_NONE, 0, window);
   last_activity_ = std::chrono::steady_clock::now();
+  header_since_ = last_activity_;  // the client's preface and SETTINGS are due
 }
 
 H2Connection::~H2Connection() {
@@ -294,7 +368,9 @@ asio::awaitable<void> H2Connection::client_reader() {
     co_await hold_while_stalled();
     auto [ec, n] = co_await client.async_read_some(asio::buffer(buf), use_tuple);
     if (ec || closing_) break;
-    last_activity_ = std::chrono::steady_clock::now();
+    // Not the idle timer's business: only streams are activity (a PING every minute does not
+    // keep an idle connection); the header timeout's.
+    scan_frames(buf.data(), n);
     if (session_->blackholed()) co_await session_->hold_while_blackholed();
     co_await hold_while_stalled();
     if (closing_) break;
@@ -325,6 +401,12 @@ asio::awaitable<void> H2Connection::client_writer() {
     out.clear();
     if (closing_) break;
     if (!collect_output(client_, out, session_->id_)) break;
+    if (!settings_patched_ && !out.empty()) {
+      settings_patched_ = true;
+      if (!patch_max_streams(out, options_.h2_max_streams))
+        spdlog::error("conn {}: h2: the first frame is not the SETTINGS expected; the client is told {} streams",
+                      session_->id_, max_streams_with_slack(options_.h2_max_streams));
+    }
     if (!out.empty()) {
       if (session_->blackholed()) co_await session_->hold_while_blackholed();
       co_await hold_while_stalled();
@@ -356,10 +438,30 @@ asio::awaitable<void> H2Connection::client_writer() {
 // idle timeout; a write the client does not take within the I/O timeout cuts the connection.
 asio::awaitable<void> H2Connection::watchdog() {
   auto self = shared_from_this();
+  // A quarter of the shortest timeout, between 50 ms and a second.
+  const auto tick = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::min(options_.header_timeout, options_.idle_timeout) / 4),
+                               std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
   while (!closing_) {
-    co_await nap(std::chrono::milliseconds(1000));
+    co_await nap(tick);
     if (closing_) break;
     auto now = std::chrono::steady_clock::now();
+    if (header_timed_out_) {
+      session_->cut_now(Cut::close);  // the GOAWAY had its tick to leave
+      break;
+    }
+    if (header_since_ && now - *header_since_ > options_.header_timeout) {
+      // As --header-timeout cuts an HTTP/1.1 request header that does not end: a header block
+      // (or the connection's preface) that is not complete in time ends the connection.
+      spdlog::debug("conn {}: h2: no complete request header within {} ms (--header-timeout); closing", session_->id_,
+                    options_.header_timeout.count());
+      static constexpr std::string_view why = "request header timeout";
+      nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(client_),
+                            NGHTTP2_NO_ERROR, reinterpret_cast<const uint8_t*>(why.data()), why.size());
+      header_timed_out_ = true;
+      kick_client();
+      continue;
+    }
     if (writing_ && now - write_started_ > options_.io_timeout) {
       spdlog::debug("conn {}: h2: the client took no bytes for {} ms; cutting", session_->id_,
                     options_.io_timeout.count());
@@ -411,6 +513,74 @@ asio::awaitable<void> H2Connection::after(std::shared_ptr<H2Connection> self, st
   self->kick_client();
 }
 
+// Follows the client's frames on the wire, ahead of nghttp2, for the header timeout: nghttp2 says
+// when a header block begins, not when it ends unprocessed (an ignored block) or that a frame of
+// one is only partly here.
+void H2Connection::scan_frames(const uint8_t* data, std::size_t n) {
+  while (n > 0) {
+    if (preface_left_ > 0 || payload_left_ > 0) {
+      std::size_t& left = preface_left_ > 0 ? preface_left_ : payload_left_;
+      const std::size_t k = std::min(n, left);
+      const bool payload = preface_left_ == 0;
+      left -= k;
+      data += k;
+      n -= k;
+      if (payload && left == 0) {
+        first_frame_done_ = true;
+        if (header_block_ends_) in_header_block_ = false;
+      }
+      continue;
+    }
+    const std::size_t k = std::min(n, frame_head_.size() - frame_head_len_);
+    std::memcpy(frame_head_.data() + frame_head_len_, data, k);
+    frame_head_len_ += k;
+    data += k;
+    n -= k;
+    if (frame_head_len_ < frame_head_.size()) break;
+    frame_head_len_ = 0;
+    payload_left_ = (std::size_t{frame_head_[0]} << 16) | (std::size_t{frame_head_[1]} << 8) | frame_head_[2];
+    const uint8_t type = frame_head_[3];
+    const bool ends = (frame_head_[4] & NGHTTP2_FLAG_END_HEADERS) != 0;
+    if (type == NGHTTP2_HEADERS || type == NGHTTP2_PUSH_PROMISE || type == NGHTTP2_CONTINUATION) {
+      in_header_block_ = true;
+      header_block_ends_ = ends;
+    } else {
+      in_header_block_ = false;  // (inside a block: a protocol error, nghttp2 ends the connection)
+      header_block_ends_ = false;
+    }
+    if (payload_left_ == 0) {
+      first_frame_done_ = true;
+      if (header_block_ends_) in_header_block_ = false;
+    }
+  }
+  const bool waiting = !first_frame_done_ || in_header_block_ || frame_head_len_ > 0;
+  if (!waiting) header_since_.reset();
+  else if (!header_since_) header_since_ = std::chrono::steady_clock::now();
+}
+
+// Whether `more` decoded header bytes fit the connection's budget and the process's (of which
+// a connection may always use the floor).
+bool H2Connection::header_budget_allows(std::size_t more) const {
+  const std::size_t connection = charged_ + more;
+  if (connection > options_.h2_header_memory_per_connection) return false;
+  return connection <= options_.h2_header_memory_floor ||
+         server_.h2_header_bytes.load(std::memory_order_relaxed) + more <= options_.h2_header_memory_total;
+}
+
+// RST_STREAM REFUSED_STREAM (the client may retry it: nothing of it was processed), counted and
+// logged; the stream's fields are dropped and the rest of its header block ignored.
+void H2Connection::refuse_stream(int32_t id, bool max_memory) {
+  nghttp2_submit_rst_stream(client_, NGHTTP2_FLAG_NONE, id, NGHTTP2_REFUSED_STREAM);
+  server_.refused(max_memory ? Server::Impl::Refusal::max_memory : Server::Impl::Refusal::h2_header_memory);
+  streams_.erase(id);
+  kick_client();
+}
+
+void H2Connection::charge_out(Upstream& up) {
+  if (up.done) up.charge.release();
+  else up.charge.set(up.out.size() + up.in_flight);
+}
+
 void H2Connection::kick_client() {
   client_write_pending_ = true;
   if (client_waiting_) client_wake_.cancel();
@@ -450,10 +620,22 @@ int H2Connection::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame,
   // the client acknowledged the setting.
   if (self->streams_.size() >= self->options_.h2_max_streams) {
     nghttp2_submit_rst_stream(self->client_, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+    self->kick_client();
     return 0;  // no Stream: its headers and data are ignored
+  }
+  // No new work past --max-memory, nor while the decoded headers waiting to go upstream are at
+  // their budget.
+  if (self->server_.memory_over.load(std::memory_order_relaxed)) {
+    self->refuse_stream(frame->hd.stream_id, true);
+    return 0;
+  }
+  if (!self->header_budget_allows(1)) {
+    self->refuse_stream(frame->hd.stream_id, false);
+    return 0;
   }
   auto s = std::make_unique<Stream>();
   s->id = frame->hd.stream_id;
+  s->charge.bind(self->charged_, self->server_.h2_header_bytes);
   self->streams_.emplace(s->id, std::move(s));
   H2_GUARD_END
   return 0;
@@ -476,9 +658,18 @@ int H2Connection::on_header(nghttp2_session*, const nghttp2_frame* frame, const 
   if (s->header_bytes > self->options_.header_limit) {
     s->header_too_large = true;
     s->headers.release();
+    s->charge.release();
     return 0;
   }
   if (s->header_too_large || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;  // trailers are dropped
+  // HPACK: a field indexed once costs a byte per reference, and the lists of a hundred streams
+  // arrive in one read before the first has gone upstream.
+  const std::size_t cost = namelen + valuelen + 32;
+  if (!self->header_budget_allows(cost)) {
+    self->refuse_stream(s->id, false);
+    return 0;
+  }
+  s->charge.add(cost);
   auto n = view(name, namelen);
   auto v = view(value, valuelen);
   if (n == ":method") s->method = v;
@@ -617,7 +808,10 @@ void H2Connection::start_stream(Stream& s) {
   // Only a forwarded request needs its fields again (submit_upstream); a stream may stay open for
   // long (a watch, a hang, a reader that does not read), and HPACK makes a header list of up to
   // the limit cheap to send: none is kept longer than it is needed.
-  if (!s.forwarding) s.headers.release();
+  if (!s.forwarding) {
+    s.headers.release();
+    s.charge.release();
+  }
   if (d.outage) server_.enforce_outage();
   if (d.stall_for) {
     stalled_until_ = std::chrono::steady_clock::now() + *d.stall_for;
@@ -672,6 +866,8 @@ void H2Connection::cut_stream(Stream& s, Cut how) {
 
 void H2Connection::reset_stream(Stream& s, uint32_t error_code) {
   release_request_bytes(s);
+  s.headers.release();
+  s.charge.release();
   stop_upstream_side(s);
   nghttp2_submit_rst_stream(client_, NGHTTP2_FLAG_NONE, s.id, error_code);
   kick_client();
@@ -681,6 +877,7 @@ void H2Connection::answer(Stream& s, const faults::HttpResponse& requested) {
   const faults::HttpResponse response = final_local_response(s.ex, requested, session_->id_);
   release_request_bytes(s);
   s.headers.release();
+  s.charge.release();
   std::vector<std::string> storage;
   storage.reserve(2 + 2 * response.headers.size() + 2);
   storage.push_back(":status");
@@ -722,6 +919,7 @@ void H2Connection::forward(Stream& s) {
     }
     upstream_ = std::make_shared<Upstream>(session_->executor_, server_.upstream_tls_h2);
     upstream_->conn = this;
+    upstream_->charge.bind(charged_, server_.h2_header_bytes);
     upstreams_.remove_if([](const std::weak_ptr<Upstream>& w) { return w.expired(); });
     upstreams_.push_back(upstream_);
     asio::co_spawn(session_->executor_, run_upstream(shared_from_this(), upstream_), asio::detached);
@@ -847,6 +1045,7 @@ asio::awaitable<std::string> H2Connection::connect_upstream(Upstream& up) {
   nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, up_on_frame_recv);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, up_on_data_chunk);
   nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, up_on_stream_close);
+  nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, up_on_frame_send);
   nghttp2_option* option = nullptr;
   nghttp2_option_new(&option);
   nghttp2_option_set_no_auto_window_update(option, 1);
@@ -896,11 +1095,19 @@ asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up
     if (closing_) break;
     if (!collect_output(up->session, up->out, session_->id_)) break;
     out.swap(up->out);
+    trim_buffer(up->out);
+    up->in_flight = out.size();
+    charge_out(*up);
     if (!out.empty()) {
       if (session_->blackholed()) co_await session_->hold_while_blackholed();
       if (closing_) break;
       auto [ec, n] = co_await net::write_all(up->stream, asio::buffer(out));
+      if (closing_) break;
+      up->in_flight = 0;
+      charge_out(*up);
       if (ec) break;
+      out.clear();
+      trim_buffer(out);
       // read_request_body woke the client writer for the window it gave back.
       continue;
     }
@@ -913,6 +1120,7 @@ asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up
     up->writer_waiting = false;
   }
   up->done = true;
+  up->charge.release();
   boost::system::error_code ec;
   up->stream.socket().cancel(ec);
 }
@@ -969,10 +1177,28 @@ void H2Connection::submit_upstream(Stream& s) {
   // nghttp2 keeps its copy of the fields until the HEADERS frame is serialized. The writer would do
   // that only after the client's whole read is processed, and one 16 KiB read can open dozens of
   // streams whose header lists decompress to 1 MiB each (indexed fields: a byte each on the
-  // wire): serialized now, at most one such list is held at a time. (A failure is nghttp2's
+  // wire): serialized now, at most one such copy is held at a time. (A failure is nghttp2's
   // session failing; the writer meets it again, logs it and ends the connection.)
-  collect_output(up.session, up.out, session_->id_);
+  // Until this stream's HEADERS frame is out (up_on_frame_send), whatever came before it too: the
+  // serialized bytes are charged to the connection's header budget until written.
+  while (!s.request_serialized) {
+    const uint8_t* data = nullptr;
+    auto n = nghttp2_session_mem_send(up.session, &data);
+    if (n <= 0) break;
+    up.out.insert(up.out.end(), data, data + n);
+  }
+  charge_out(up);
   kick_upstream(up);
+}
+
+int H2Connection::up_on_frame_send(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+  if (frame->hd.type != NGHTTP2_HEADERS) return 0;
+  auto* up = static_cast<Upstream*>(user);
+  if (Stream* s = up->conn->find_upstream(*up, frame->hd.stream_id)) {
+    s->request_serialized = true;
+    s->charge.release();
+  }
+  return 0;
 }
 
 ssize_t H2Connection::read_request_body(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,

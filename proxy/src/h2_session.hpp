@@ -19,11 +19,13 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +66,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   static int on_data_chunk(nghttp2_session*, uint8_t, int32_t, const uint8_t*, size_t, void*);
   static int on_stream_close(nghttp2_session*, int32_t, uint32_t, void*);
   static int on_frame_send(nghttp2_session*, const nghttp2_frame*, void*);
+  static int up_on_frame_send(nghttp2_session*, const nghttp2_frame*, void*);
   static ssize_t read_response_body(nghttp2_session*, int32_t, uint8_t*, size_t, uint32_t*, nghttp2_data_source*,
                                     void*);
   static int send_response_body(nghttp2_session*, nghttp2_frame*, const uint8_t*, size_t, nghttp2_data_source*, void*);
@@ -105,6 +108,10 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   void release_request_bytes(Stream& s);
   void stop_upstream_side(Stream& s);
   void kick_client();
+  bool header_budget_allows(std::size_t more) const;
+  void refuse_stream(int32_t id, bool max_memory);
+  void charge_out(Upstream& up);
+  void scan_frames(const uint8_t* data, std::size_t n);
   void kick_upstream(Upstream& up);
   void close_all();
 
@@ -112,6 +119,10 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   Server::Impl& server_;
   const ServerOptions& options_;
   nghttp2_session* client_ = nullptr;
+  // Decoded request header bytes of this connection's streams not yet sent upstream, and the
+  // serialized requests not yet written (ServerOptions::h2_header_memory_per_connection). Before
+  // the streams and upstreams, which give their part back when destroyed.
+  std::size_t charged_ = 0;
   std::map<int32_t, std::unique_ptr<Stream>> streams_;  // by client stream id
   std::shared_ptr<Upstream> upstream_;                  // the connection new streams go to
   std::list<std::weak_ptr<Upstream>> upstreams_;        // every upstream connection still running
@@ -128,6 +139,19 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   std::chrono::steady_clock::time_point write_started_;
   std::chrono::steady_clock::time_point last_activity_;
   std::chrono::steady_clock::time_point stalled_until_;
+  bool settings_patched_ = false;
+  // The header timeout (scan_frames): since when the client's preface and first SETTINGS, or a
+  // header block (HEADERS or PUSH_PROMISE to the end of the frame carrying END_HEADERS), are on
+  // their way; unset when none is.
+  std::optional<std::chrono::steady_clock::time_point> header_since_;
+  bool header_timed_out_ = false;
+  std::size_t preface_left_ = 24;
+  bool first_frame_done_ = false;
+  std::array<uint8_t, 9> frame_head_{};
+  std::size_t frame_head_len_ = 0;
+  std::size_t payload_left_ = 0;
+  bool in_header_block_ = false;
+  bool header_block_ends_ = false;  // the current frame carries END_HEADERS
 };
 
 }  // namespace faultline::proxy

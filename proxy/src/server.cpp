@@ -12,7 +12,10 @@
 #include <malloc.h>
 #endif
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <mutex>
 
 #include "faultline/net/accept_failures.hpp"
@@ -126,7 +129,8 @@ Server::Impl::Impl(asio::io_context& io, ServerOptions opts, faults::Engine& eng
       listener_strand(asio::make_strand(io)),
       reopen_timer(listener_strand),
       drain_timer(listener_strand),
-      trim_timer(listener_strand) {}
+      trim_timer(listener_strand),
+      memory_timer(listener_strand) {}
 
 void Server::Impl::open_listener() {
   tcp::acceptor a(listener_strand);
@@ -245,6 +249,87 @@ void Server::Impl::schedule_trim() {
   });
 }
 
+namespace {
+
+// The process's resident memory: jemalloc's stats.resident (refreshed by "epoch"; pages it maps
+// for the heap and its metadata) where it serves malloc, else VmRSS from /proc/self/statm.
+std::uint64_t resident_bytes() {
+  if (mallctl != nullptr) {
+    std::uint64_t epoch = 1;
+    std::size_t size = sizeof epoch;
+    std::size_t resident = 0;
+    std::size_t resident_size = sizeof resident;
+    if (mallctl("epoch", &epoch, &size, &epoch, size) == 0 &&
+        mallctl("stats.resident", &resident, &resident_size, nullptr, 0) == 0)
+      return resident;
+  }
+  std::FILE* statm = std::fopen("/proc/self/statm", "r");
+  if (statm == nullptr) return 0;
+  unsigned long long size = 0, resident = 0;
+  int fields = std::fscanf(statm, "%llu %llu", &size, &resident);
+  std::fclose(statm);
+  return fields == 2 ? resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) : 0;
+}
+
+constexpr std::uint64_t kMiB = 1024 * 1024;
+
+}  // namespace
+
+// Every memory_sample_interval: the gauge, and --max-memory's verdict that the relay reads
+// (an atomic) before it takes new work. Crossings are logged, at most one every 10 s.
+void Server::Impl::sample_memory() {
+  if (stopping) return;
+  const std::uint64_t bytes = resident_bytes();
+  memory_bytes.store(bytes, std::memory_order_relaxed);
+  if (observer) observer->memory_sampled(bytes);
+  if (options.max_memory > 0) {
+    const bool over = bytes > options.max_memory;
+    if (over != memory_over.exchange(over, std::memory_order_relaxed)) {
+      auto now = std::chrono::steady_clock::now();
+      auto& last = memory_crossing_logged;
+      if (!last || now - *last >= std::chrono::seconds(10)) {
+        if (over) {
+          spdlog::warn(
+              "memory {} MiB is past --max-memory {} MiB: refusing new HTTP/2 streams (REFUSED_STREAM) "
+              "and HTTP/1.1 requests (503) until it is back under",
+              bytes / kMiB, options.max_memory / kMiB);
+        } else {
+          spdlog::info("memory {} MiB is back under --max-memory {} MiB", bytes / kMiB, options.max_memory / kMiB);
+        }
+        last = now;
+      }
+    }
+  }
+  memory_timer.expires_after(options.memory_sample_interval);
+  memory_timer.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (!ec) self->sample_memory();
+  });
+}
+
+void Server::Impl::refused(Refusal why) {
+  const bool header_memory = why == Refusal::h2_header_memory;
+  if (observer) observer->memory_refused(header_memory ? "h2-header-memory" : "max-memory");
+  std::lock_guard lock(refusals_mutex);
+  auto& unreported = refusals_unreported;
+  auto& last = refusals_logged;
+  ++unreported[header_memory ? 0 : 1];
+  auto now = std::chrono::steady_clock::now();
+  if (last && now - *last < std::chrono::seconds(10)) return;
+  if (unreported[0] > 0) {
+    spdlog::warn(
+        "{} HTTP/2 stream(s) refused (REFUSED_STREAM): decoded request headers waiting to go upstream reached "
+        "{} KiB on a connection or {} KiB in the proxy (now {} KiB)",
+        unreported[0], options.h2_header_memory_per_connection / 1024, options.h2_header_memory_total / 1024,
+        h2_header_bytes.load(std::memory_order_relaxed) / 1024);
+  }
+  if (unreported[1] > 0) {
+    spdlog::warn("{} HTTP/2 stream(s) and HTTP/1.1 request(s) refused: memory {} MiB past --max-memory {} MiB",
+                 unreported[1], memory_bytes.load(std::memory_order_relaxed) / kMiB, options.max_memory / kMiB);
+  }
+  unreported[0] = unreported[1] = 0;
+  last = now;
+}
+
 // Runs on any thread; listener changes are posted to the listener strand.
 void Server::Impl::enforce_outage() {
   auto now = clock.now();
@@ -292,6 +377,7 @@ void Server::Impl::stop(std::chrono::milliseconds drain) {
     self->reopen_timer.cancel();
     self->trim_timer.cancel();
     if (self->cancel_probe) self->cancel_probe();
+    self->memory_timer.cancel();
     auto live = self->live_sessions();
     spdlog::info("stopping: {} open connections, draining up to {} ms", live.size(), drain.count());
     for (auto& session : live) session->drain();
@@ -320,6 +406,7 @@ void Server::start() {
   }
   impl_->start_accepting();
   asio::post(impl_->listener_strand, [impl = impl_] { impl->probe_upstream_if_due(); });
+  asio::post(impl_->listener_strand, [impl = impl_] { impl->sample_memory(); });
 }
 
 tcp::endpoint Server::local_endpoint() const { return impl_->bound; }

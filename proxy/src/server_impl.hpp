@@ -48,7 +48,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   boost::asio::ip::tcp::endpoint bound;
   boost::asio::steady_timer reopen_timer;
   boost::asio::steady_timer drain_timer;
-  boost::asio::steady_timer trim_timer;  // returns freed memory to the system after connections end
+  boost::asio::steady_timer trim_timer;    // returns freed memory to the system after connections end
+  boost::asio::steady_timer memory_timer;  // samples the process's memory (ServerOptions::max_memory)
 
   // Live sessions and outage bookkeeping.
   mutable std::mutex mutex;
@@ -63,6 +64,21 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::function<void()> cancel_probe;  // set while a probe waits for the upstream
   std::atomic<bool> stopping{false};
   std::atomic<std::uint64_t> next_conn{1};
+
+  // Decoded HTTP/2 request header bytes not yet sent upstream, over all connections
+  // (ServerOptions::h2_header_memory_total).
+  std::atomic<std::size_t> h2_header_bytes{0};
+  // The process's resident memory as last sampled, and whether it is past max_memory.
+  std::atomic<std::uint64_t> memory_bytes{0};
+  std::atomic<bool> memory_over{false};
+  // Why new work was refused to keep memory bounded.
+  enum class Refusal { h2_header_memory, max_memory };
+  // Counts a refusal (metric) and logs a summary at most once every 10 s. Any thread.
+  void refused(Refusal why);
+  std::optional<std::chrono::steady_clock::time_point> memory_crossing_logged;  // listener_strand
+  std::mutex refusals_mutex;
+  std::uint64_t refusals_unreported[2] = {0, 0};
+  std::optional<std::chrono::steady_clock::time_point> refusals_logged;
 
   void open_listener();
   void start_accepting();
@@ -80,6 +96,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   // negotiates unless that is known to be h2, at most every second while it is not known (the
   // upstream did not answer yet) and every 10 s while it is http/1.1 only (it may gain h2).
   void probe_upstream_if_due();
+  void sample_memory();  // on listener_strand, every options.memory_sample_interval until stop
   std::list<std::shared_ptr<Session>> live_sessions();
   void stop(std::chrono::milliseconds drain);
 };

@@ -160,6 +160,13 @@ asio::awaitable<bool> Session::serve_request() {
   single_content_length(ex.parser);
   ex.client_keep_alive = req.keep_alive();
   ex.expects_continue = beast::iequals(req[http::field::expect], "100-continue");
+  if (server_->memory_over.load(std::memory_order_relaxed)) {
+    // Past --max-memory: no new work; the connection closes after the answer (its buffers go).
+    server_->refused(Server::Impl::Refusal::max_memory);
+    ex.client_keep_alive = false;
+    co_await write_local_response(ex, memory_refused_response(options_, server_->memory_bytes.load()));
+    co_return false;
+  }
   std::vector<faults::Header> headers;
   for (const auto& field : req.base()) add_matchable_header(headers, field.name_string(), field.value());
   begin_exchange(*server_, ex, id_, peer_, "h1", req.method_string(), req.target(), std::move(headers));

@@ -118,6 +118,7 @@ RawH2Client::RawH2Client(const std::string& host_port, Options options) : option
 }
 
 RawH2Client::~RawH2Client() {
+  if (inflater_) nghttp2_hd_inflate_del(inflater_);
   nghttp2_session_del(session_);
   SSL_free(ssl_);
   SSL_CTX_free(ctx_);
@@ -205,19 +206,80 @@ void RawH2Client::count_frames(const unsigned char* data, std::size_t n) {
   inbound_.append(reinterpret_cast<const char*>(data), n);
   std::size_t at = 0;
   auto byte = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(inbound_[at + i])); };
+  auto u32 = [&](std::size_t i) { return (byte(i) << 24) | (byte(i + 1) << 16) | (byte(i + 2) << 8) | byte(i + 3); };
   while (inbound_.size() - at >= 9) {
     std::size_t length = (byte(0) << 16) | (byte(1) << 8) | byte(2);
     if (inbound_.size() - at < 9 + length) break;
     auto type = static_cast<std::uint8_t>(byte(3));
+    const auto flags = byte(4);
+    const auto id = static_cast<std::int32_t>(u32(5) & 0x7fffffff);
     ++frames_received[type];
     if (type == NGHTTP2_GOAWAY && length >= 8) {
-      std::uint32_t code = (byte(13) << 24) | (byte(14) << 16) | (byte(15) << 8) | byte(16);
+      std::uint32_t code = u32(13);
       if (!goaway) goaway = code;
       goaways += " " + std::to_string(code);
+    }
+    if (type == NGHTTP2_RST_STREAM && length >= 4) {
+      ++resets[u32(9)];
+      streams[id].reset = u32(9);
+      if (!streams[id].closed) ++closed;
+      streams[id].closed = true;
+    }
+    if (type == NGHTTP2_HEADERS || type == NGHTTP2_CONTINUATION) {
+      // The block, unpadded and without priority, decoded once whole: the :status.
+      std::size_t from = 9, to = 9 + length;
+      if (type == NGHTTP2_HEADERS && (flags & NGHTTP2_FLAG_PADDED) && length > 0) {
+        const std::size_t pad = byte(9);
+        from = 10;
+        to = pad < length ? to - pad : from;
+      }
+      if (type == NGHTTP2_HEADERS && (flags & NGHTTP2_FLAG_PRIORITY)) from += 5;
+      if (from < to) header_block_.append(inbound_, at + from, to - from);
+      if (flags & NGHTTP2_FLAG_END_HEADERS) {
+        decode_status(id);
+        header_block_.clear();
+      }
+    }
+    if (type == NGHTTP2_DATA) streams[id].body += length;
+    if ((type == NGHTTP2_HEADERS || type == NGHTTP2_DATA) && (flags & NGHTTP2_FLAG_END_STREAM)) {
+      if (!streams[id].closed) ++closed;
+      streams[id].closed = true;
     }
     at += 9 + length;
   }
   inbound_.erase(0, at);
+}
+
+void RawH2Client::decode_status(std::int32_t id) {
+  if (!inflater_ && nghttp2_hd_inflate_new(&inflater_) != 0) return;
+  auto* in = reinterpret_cast<uint8_t*>(header_block_.data());
+  std::size_t left = header_block_.size();
+  for (;;) {
+    nghttp2_nv nv{};
+    int flags = 0;
+    auto n = nghttp2_hd_inflate_hd2(inflater_, &nv, &flags, in, left, 1);
+    if (n < 0) return;
+    in += n;
+    left -= static_cast<std::size_t>(n);
+    if (flags & NGHTTP2_HD_INFLATE_EMIT) {
+      std::string_view name(reinterpret_cast<const char*>(nv.name), nv.namelen);
+      if (name == ":status") {
+        streams[id].status = std::stoi(std::string(reinterpret_cast<const char*>(nv.value), nv.valuelen));
+        ++responses;
+      }
+    }
+    if (flags & NGHTTP2_HD_INFLATE_FINAL) {
+      nghttp2_hd_inflate_end_headers(inflater_);
+      return;
+    }
+    if (n == 0 && !(flags & NGHTTP2_HD_INFLATE_EMIT)) return;  // no progress
+  }
+}
+
+void RawH2Client::release(std::int32_t stream) {
+  held_.erase(stream);
+  nghttp2_session_consume_stream(session_, stream, streams[stream].body);
+  flush();
 }
 
 void RawH2Client::flush() {

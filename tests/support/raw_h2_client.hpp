@@ -30,7 +30,8 @@ class RawH2Client {
     bool manual_windows = false;
     // The connection receive window announced (0: the protocol's 65,535).
     std::int32_t connection_window = 0;
-    // The server's frames are only split and counted (frames_received, goaway), not given to
+    // The server's frames are only split and counted (frames_received, goaway; and per stream:
+    // the :status, DATA bytes, END_STREAM and RST_STREAM codes), not given to
     // nghttp2: for a caller that writes raw frames of streams this client's session never opened
     // (its session would take the answers to them for a protocol error and stop reading). Only
     // the preface and the session's SETTINGS are sent by the session; get() and the others that
@@ -51,6 +52,8 @@ class RawH2Client {
   std::int32_t get(const std::string& authority, const std::string& path, const Fields& extra = {});
   // The stream's DATA is never acknowledged: the server may send one stream window, then must wait.
   void hold(std::int32_t stream) { held_.insert(stream); }
+  // A held stream is no longer: what it received is acknowledged (WINDOW_UPDATE) now.
+  void release(std::int32_t stream);
   // RST_STREAM CANCEL on `stream`, sent now.
   void cancel(std::int32_t stream);
   // Bytes written to the connection as they are (frames the caller built); false once writes fail.
@@ -95,6 +98,7 @@ class RawH2Client {
   void flush();
   // frames_only: splits what was read into frames and counts them.
   void count_frames(const unsigned char* data, std::size_t n);
+  void decode_status(std::int32_t stream);
 
   Options options_;
   int fd_ = -1;
@@ -102,9 +106,11 @@ class RawH2Client {
   SSL* ssl_ = nullptr;
   nghttp2_session* session_ = nullptr;
   std::set<std::int32_t> held_;
-  bool open_ = true;      // the server has not closed (what it sent is still to be read)
-  bool writable_ = true;  // writes still go through
-  std::string inbound_;   // frames_only: bytes of a frame not read whole yet
+  bool open_ = true;                         // the server has not closed (what it sent is still to be read)
+  bool writable_ = true;                     // writes still go through
+  std::string inbound_;                      // frames_only: bytes of a frame not read whole yet
+  std::string header_block_;                 // frames_only: the header block being received
+  nghttp2_hd_inflater* inflater_ = nullptr;  // frames_only: the server's HPACK state
 };
 
 }  // namespace faultline::testing

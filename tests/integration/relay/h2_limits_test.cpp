@@ -68,6 +68,30 @@ std::string header_block(const RawH2Client::Fields& fields) {
   return block;
 }
 
+// An HPACK string literal (RFC 7541 5.2), not Huffman-coded: its length (a 7-bit prefix integer)
+// and the bytes.
+std::string hpack_string(std::string_view text) {
+  std::string out;
+  std::size_t n = text.size();
+  if (n < 127) {
+    out += static_cast<char>(n);
+  } else {
+    out += static_cast<char>(127);
+    for (n -= 127; n >= 128; n /= 128) out += static_cast<char>((n % 128) | 0x80);
+    out += static_cast<char>(n);
+  }
+  return out.append(text);
+}
+
+// The request fields of the HPACK amplification: the method, scheme and :path by static index or
+// "without indexing" (the dynamic table keeps only the field below), then `rest`.
+std::string amplified_request(const std::string& authority, std::string_view rest) {
+  std::string block = "\x82\x87";                    // :method GET, :scheme https
+  block += '\x01' + hpack_string(authority);         // :authority, literal without indexing
+  block += '\x04' + hpack_string("/bytes?size=16");  // :path, the same
+  return block.append(rest);
+}
+
 class relay_h2 : public RelayFixture {
  protected:
   relay_h2() : RelayFixture("relay-h2") {}
@@ -342,6 +366,186 @@ TEST_F(relay_h2, DecompressedHeaderFieldsAreNotHeldWhileTheirStreamsStayOpen) {
   EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
 }
 
+// HPACK amplification over the streams of a connection: one 4,000-byte field indexed on stream 1,
+// then 99 more streams whose header blocks refer to it 220 times by its one-byte index (0xbe):
+// 888 kB decoded per stream for some 250 bytes on the wire, each list within --max-header-bytes,
+// and the hundred streams of a connection in one write, 60 connections. The proxy decoded every
+// stream's list before the first had gone upstream and held them together: 3.5 GB of peak RSS
+// for 1.7 MB sent. Now the decoded header bytes waiting to go upstream have a budget per
+// connection and in total, beyond which new streams are refused (RST_STREAM REFUSED_STREAM): the
+// proxy stays under 256 MiB and another client is served meanwhile.
+TEST_F(relay_h2, DecodedHeaderListsWaitingToGoUpstreamAreBoundedPerConnectionAndInTotal) {
+  constexpr int kConnections = 60;
+  constexpr int kStreams = 100;
+  auto proxy = start_proxy();
+  const std::string host = authority(*proxy);
+  RawH2Client bystander(host);
+  expect_served(bystander, *proxy);
+  const auto before = proxy->peak_rss_kib();
+
+  // Literal with incremental indexing, a new name: entry size 3 + 4,000 + 32 fits the 4,096 table.
+  const std::string indexed =
+      amplified_request(host, "\x40" + hpack_string("x-a") + hpack_string(std::string(4000, 'v')));
+  const std::string referring = amplified_request(host, std::string(220, '\xbe'));
+  std::string burst = frame(NGHTTP2_SETTINGS, NGHTTP2_FLAG_ACK, 0, "");
+  // END_STREAM, so that every stream ends, answered or refused (without it the lists weigh the same).
+  constexpr std::uint8_t kFlags = NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM;
+  burst += frame(NGHTTP2_HEADERS, kFlags, 1, indexed);
+  for (int i = 1; i < kStreams; ++i) burst += frame(NGHTTP2_HEADERS, kFlags, 1 + 2 * i, referring);
+  std::vector<std::unique_ptr<RawH2Client>> attackers;
+  std::size_t sent = 0;
+  for (int c = 0; c < kConnections; ++c) {
+    attackers.push_back(std::make_unique<RawH2Client>(host, RawH2Client::Options{.frames_only = true}));
+    if (attackers.back()->write_raw(burst)) sent += burst.size();
+  }
+  expect_served(bystander, *proxy);
+  // Every stream ends: refused, or taken (then answered as the upstream answers such a list).
+  int taken = 0, refused = 0, goaways = 0;
+  for (auto& attacker : attackers) {
+    auto& a = *attacker;
+    a.read_until([&] { return a.closed >= kStreams; }, 30s);
+    refused += a.resets[NGHTTP2_REFUSED_STREAM];
+    taken += a.closed - a.resets[NGHTTP2_REFUSED_STREAM];
+    goaways += a.goaway ? 1 : 0;
+  }
+  const auto after = proxy->peak_rss_kib();
+  std::cout << "[h2 limits] " << kConnections << " connections x " << kStreams
+            << " streams of 888 kB indexed header lists (" << sent << " bytes sent): " << taken << " taken, " << refused
+            << " refused; proxy peak RSS " << before << " -> " << after << " KiB\n";
+  EXPECT_GT(refused, 0) << "no stream was refused";
+  EXPECT_GE(taken, kConnections) << "the budget refused nearly everything";
+  EXPECT_EQ(goaways, 0) << "connections were ended instead of streams refused";
+  EXPECT_LT(after, 256u * 1024) << "peak RSS " << after << " KiB";
+  EXPECT_LT(growth(before, after), 192u * 1024);
+  EXPECT_GT(count_lines_with(proxy->log(), "refused (REFUSED_STREAM)", "decoded request headers"), 0u)
+      << proxy->log().substr(0, 4000);
+  attackers.clear();
+  expect_served(bystander, *proxy);
+  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+}
+
+// SETTINGS_MAX_CONCURRENT_STREAMS exceeded by one stream, the setting acknowledged: the extra
+// stream is refused (RST_STREAM REFUSED_STREAM, a stream error as RFC 9113 5.1.2 allows) and the
+// hundred open ones complete. nghttp2 ended the whole connection (GOAWAY PROTOCOL_ERROR).
+TEST_F(relay_h2, StreamPastTheAdvertisedLimitIsRefusedAndTheOthersComplete) {
+  constexpr int kStreams = 100;           // faultline-proxy's default --h2-max-streams
+  constexpr std::uint64_t kBody = 70000;  // past the 65,535-byte windows: the streams stay open
+  auto proxy = start_proxy();
+  const std::string host = authority(*proxy);
+  RawH2Client client(host, {.frames_only = true});
+  client.read_for(500);  // the proxy's SETTINGS
+  std::string out = frame(NGHTTP2_SETTINGS, NGHTTP2_FLAG_ACK, 0, "");
+  const auto get = header_block({{":method", "GET"},
+                                 {":scheme", "https"},
+                                 {":authority", host},
+                                 {":path", "/bytes?size=" + std::to_string(kBody)}});
+  for (int i = 0; i < kStreams; ++i)
+    out += frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, 1 + 2 * i, get);
+  client.write_raw(out);
+  ASSERT_TRUE(client.read_until([&] { return client.responses >= kStreams; }, 30s))
+      << client.responses << " responses; GOAWAY codes:" << client.goaways << "\n"
+      << proxy->log().substr(0, 4000);
+  const std::int32_t extra = 1 + 2 * kStreams;
+  client.write_raw(frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, extra, get));
+  client.read_until([&] { return client.streams[extra].closed || !client.open(); }, 10s);
+  EXPECT_EQ(client.streams[extra].reset, std::optional<std::uint32_t>(NGHTTP2_REFUSED_STREAM))
+      << "GOAWAY codes:" << client.goaways;
+  EXPECT_FALSE(client.goaway.has_value()) << "GOAWAY codes:" << client.goaways;
+  // The windows open: the hundred complete.
+  auto u32 = [](std::uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+  };
+  out = frame(NGHTTP2_WINDOW_UPDATE, 0, 0, u32(kStreams * kBody));
+  for (int i = 0; i < kStreams; ++i) out += frame(NGHTTP2_WINDOW_UPDATE, 0, 1 + 2 * i, u32(kBody));
+  client.write_raw(out);
+  int complete = 0;
+  client.read_until(
+      [&] {
+        complete = 0;
+        for (int i = 0; i < kStreams; ++i) {
+          auto& st = client.streams[1 + 2 * i];
+          complete += st.closed && !st.reset && st.status == 200 && st.body == kBody ? 1 : 0;
+        }
+        return complete == kStreams;
+      },
+      30s);
+  EXPECT_EQ(complete, kStreams) << "GOAWAY codes:" << client.goaways;
+  expect_served(*proxy);
+  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+}
+
+// HTTP/2 slowloris: connections that send a HEADERS frame without END_HEADERS (or half a frame of
+// a header block) and then nothing, as many as --max-connections. --header-timeout cuts them as it
+// cuts an HTTP/1.1 header that never ends, and a client refused meanwhile is served within it.
+// They stayed open for good (a stream in progress is no idle connection), and nobody else got in.
+TEST_F(relay_h2, HeaderBlocksThatNeverEndAreCutAtTheHeaderTimeout) {
+  constexpr int kSlow = 200;
+  auto proxy = start_proxy({"--header-timeout", "2", "--max-connections", std::to_string(kSlow)});
+  const std::string host = authority(*proxy);
+  const auto block =
+      header_block({{":method", "GET"}, {":scheme", "https"}, {":authority", host}, {":path", "/bytes?size=16"}});
+  std::vector<std::unique_ptr<RawH2Client>> slow;
+  for (int i = 0; i < kSlow; ++i) {
+    slow.push_back(std::make_unique<RawH2Client>(host, RawH2Client::Options{.frames_only = true}));
+    std::string out = frame(NGHTTP2_SETTINGS, NGHTTP2_FLAG_ACK, 0, "");
+    if (i % 2 == 0) {
+      out += frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM, 1, block.substr(0, block.size() / 2));
+    } else {  // the frame itself cut short: its header says more than comes
+      out += frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_STREAM | NGHTTP2_FLAG_END_HEADERS, 1, block)
+                 .substr(0, 9 + block.size() / 2);
+    }
+    slow.back()->write_raw(out);
+  }
+  const auto filled = std::chrono::steady_clock::now();
+  // Refused at accept while they hold every connection; served once they are cut.
+  bool served = false;
+  while (!served && std::chrono::steady_clock::now() - filled < 15s) {
+    try {
+      RawH2Client client(host);
+      auto id = client.get(host, "/bytes?size=16");
+      client.read_until([&] { return client.streams[id].closed; }, 5s);
+      served = client.streams[id].status == 200;
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - filled);
+  // Past the header timeout of the last one opened, each has been cut (GOAWAY, then the close).
+  std::this_thread::sleep_until(filled + 5s);
+  int cut = 0;
+  for (auto& c : slow) {
+    c->read_for(20);
+    cut += c->open() ? 0 : 1;
+  }
+  std::cout << "[h2 limits] " << kSlow << " unfinished header blocks: " << cut << " cut; a new client served after "
+            << waited.count() << " ms\n";
+  EXPECT_TRUE(served) << "no new client was served within 15 s";
+  EXPECT_LT(waited, 6s);
+  EXPECT_EQ(cut, kSlow);
+  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+}
+
+// PING is no activity: a connection without streams that pings every half second is closed at
+// --idle-timeout (GOAWAY NO_ERROR) all the same. Each PING restarted the idle timer.
+TEST_F(relay_h2, PingsDoNotKeepAnIdleConnectionOpen) {
+  auto proxy = start_proxy({"--idle-timeout", "2"});
+  RawH2Client client(authority(*proxy), {.frames_only = true});
+  client.write_raw(frame(NGHTTP2_SETTINGS, NGHTTP2_FLAG_ACK, 0, ""));
+  const auto start = std::chrono::steady_clock::now();
+  while (client.open() && std::chrono::steady_clock::now() - start < 10s) {
+    client.write_raw(frame(NGHTTP2_PING, 0, 0, "pingping"));
+    client.read_for(500);
+  }
+  const auto lasted = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  std::cout << "[h2 limits] a pinging connection without streams lasted " << lasted.count() << " ms\n";
+  EXPECT_FALSE(client.open()) << "still open after 10 s";
+  EXPECT_EQ(client.goaway, std::optional<std::uint32_t>(NGHTTP2_NO_ERROR)) << "GOAWAY codes:" << client.goaways;
+  EXPECT_GT(client.frames_received[NGHTTP2_PING], 1) << "the PINGs were not answered";
+  expect_served(*proxy);
+  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+}
+
 // A burst of HTTP/2 connections, each with streams whose bodies pass through the proxy's stream
 // buffers: once they have all ended, what the proxy freed goes back to the system within seconds
 // (docs/limits.md promises it a second after connections end). With jemalloc, glibc's malloc_trim
@@ -403,7 +607,8 @@ TEST_F(relay_h2, MemoryOfABurstGoesBackToTheSystemOnceItsConnectionsEnd) {
 // on closed streams; RST_STREAM; WINDOW_UPDATE of 0 and past 2^31-1; SETTINGS with out-of-range
 // values; PING; PRIORITY on itself; GOAWAY and PUSH_PROMISE from a client; extension frames;
 // header blocks corrupted, cut short, padded wrongly, continued on another stream or never
-// ended; fields HTTP/2 forbids; garbage), with reads in between and a close at any point, while
+// ended; fields HTTP/2 forbids; header lists amplified by HPACK indexing; more streams at once
+// than advertised; garbage), with reads in between and a close at any point, while
 // the stream-level faults fire at random on the requests that get through (reset, close, respond,
 // hang, delay, drop-response, goaway both ways, stall). The same seed gives the same frames. The
 // proxy must come through all of it: it answers requests on those connections, says GOAWAY to
@@ -458,8 +663,10 @@ TEST_F(relay_h2, RandomFrameSequencesLeaveTheProxyServing) {
     if (!bad(20)) out += frame(NGHTTP2_WINDOW_UPDATE, 0, 0, u32(1u << 24));
     const auto steps = 1 + pick(30);
     for (std::uint32_t step = 0; step < steps; ++step) {  // on after a close too: the same frames every run
-      auto kind = pick(100);
-      if (!hostile && kind >= 85) kind = 99;     // GOAWAY, PUSH_PROMISE, extensions, garbage: a read instead
+      auto kind = pick(104);
+      // GOAWAY, PUSH_PROMISE, extensions, garbage, amplified header lists, bursts past the stream
+      // limit: a read instead
+      if (!hostile && kind >= 85) kind = 99;
       if (!hostile && opened.empty()) kind = 0;  // no stream to send DATA, RST_STREAM, PRIORITY on yet
       if (!hostile && sending.empty() && kind >= 28 && kind < 42) kind = 0;  // DATA only where a body may go
       if (kind < 28) {                                                       // a request
@@ -571,6 +778,21 @@ TEST_F(relay_h2, RandomFrameSequencesLeaveTheProxyServing) {
         std::string junk(1 + pick(64), '\0');
         for (auto& byte : junk) byte = static_cast<char>(pick(256));
         out += junk;
+      } else if (kind >= 102) {  // more streams at once than the proxy advertises
+        const auto block =
+            header_block({{":method", "GET"}, {":scheme", "https"}, {":authority", host}, {":path", "/bytes?size=16"}});
+        for (auto n = 101 + pick(20); n > 0; --n, next += 2, ++requests) {
+          out += frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, next, block);
+          opened.push_back(next);
+        }
+      } else if (kind >= 100) {  // HPACK amplification: a 4,000-byte field indexed, then its index
+        for (auto n = 1 + pick(20); n > 0; --n, next += 2, ++requests) {
+          std::string rest(pick(240), '\xbe');
+          if (chance(30)) rest.insert(0, "\x40" + hpack_string("x-a") + hpack_string(std::string(4000, 'v')));
+          out += frame(NGHTTP2_HEADERS, NGHTTP2_FLAG_END_HEADERS | NGHTTP2_FLAG_END_STREAM, next,
+                       amplified_request(host, rest));
+          opened.push_back(next);
+        }
       } else {
         client.write_raw(out);
         out.clear();

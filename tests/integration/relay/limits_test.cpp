@@ -19,6 +19,7 @@
 #include <map>
 #include <sstream>
 
+#include "raw_h2_client.hpp"
 #include "relay_fixture.hpp"
 #include "sanitizers.hpp"
 
@@ -436,6 +437,70 @@ TEST_F(relay_limits, ConnectionBeyondMaxConnectionsIsRefusedAndCounted) {
   ASSERT_TRUE(served) << "no connection was accepted after one of the two closed";
   expect_relayed(*third);
   expect_relayed(*second);
+}
+
+// ---- --max-memory ---------------------------------------------------------------------------------
+
+// A client that makes the proxy hold memory as the protocol lets it (HTTP/2 streams whose reader
+// never reads: a window of each body waits in the proxy), against a --max-memory a little above
+// what the proxy takes at rest: past it, new HTTP/2 streams are refused (REFUSED_STREAM) and
+// HTTP/1.1 requests answered 503 (a Status, Retry-After), counted and logged, instead of the
+// proxy growing; once the client is gone, requests are served again.
+TEST_F(relay_limits, PastMaxMemoryNewWorkIsRefusedAndTheProxyStaysUp) {
+  testing::MemoryMeasured measured;  // ASan's quarantine off: the memory is the proxy's
+  long long rest = 0;
+  {
+    auto probe = start_warm_proxy();
+    ASSERT_TRUE(eventually([&] { return (rest = proxy_metric(*probe, "faultline_memory_bytes")) > 0; }, 30s));
+    EXPECT_TRUE(probe->stop());
+  }
+  const long long limit = rest + (24 << 20);
+  auto proxy = start_proxy({"--max-memory", std::to_string(limit)});
+  const std::string host = "127.0.0.1:" + std::to_string(proxy->port());
+  std::vector<std::unique_ptr<testing::RawH2Client>> hungry;
+  int refused = 0, answered = 0;
+  for (int c = 0; c < 20 && refused == 0; ++c) {
+    hungry.push_back(
+        std::make_unique<testing::RawH2Client>(host, testing::RawH2Client::Options{.manual_windows = true}));
+    auto& client = *hungry.back();
+    for (int i = 0; i < 100; ++i) client.hold(client.get(host, "/bytes?size=1000000"));
+    client.read_until([&] { return client.responses + client.resets[NGHTTP2_REFUSED_STREAM] >= 100; }, 30s);
+    client.read_for(300);  // the windows of bodies arrive
+    refused += client.resets[NGHTTP2_REFUSED_STREAM];
+    answered += client.responses;
+  }
+  const long long peak = proxy_metric(*proxy, "faultline_memory_bytes");
+  std::cout << "[limits] --max-memory " << (limit >> 20) << " MiB (" << (rest >> 20)
+            << " MiB at rest): " << hungry.size() << " connections, " << answered << " streams answered, " << refused
+            << " refused; memory " << (peak >> 20) << " MiB\n";
+  EXPECT_GT(refused, 0) << "no stream was refused";
+  EXPECT_GT(answered, 0);
+  // HTTP/1.1 meanwhile: 503 with a Kubernetes Status that says why, and Retry-After.
+  {
+    auto client = connect(*proxy);
+    auto answer = exchange_raw(*client, get("/bytes?size=16"));
+    EXPECT_EQ(answer.status(), 503) << answer.error;
+    EXPECT_NE(answer.response.body().find("\"kind\":\"Status\""), std::string::npos) << answer.response.body();
+    EXPECT_NE(answer.response.body().find("--max-memory"), std::string::npos) << answer.response.body();
+    EXPECT_EQ(answer.response[http::field::retry_after], "1");
+  }
+  EXPECT_GT(proxy_metric(*proxy, "faultline_memory_refusals_total{reason=\"max-memory\"}"), 0);
+  hungry.clear();
+  // Memory goes back (the proxy returns freed memory a second after connections end) and new
+  // work is taken again.
+  EXPECT_TRUE(eventually(
+      [&] {
+        try {
+          auto client = connect(*proxy);
+          return exchange_raw(*client, get("/bytes?size=16")).status() == 200;
+        } catch (const std::exception&) {
+          return false;
+        }
+      },
+      30s))
+      << "memory " << proxy_metric(*proxy, "faultline_memory_bytes") << " bytes, limit " << limit;
+  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+  EXPECT_GT(count_lines_with(proxy->log(), "past --max-memory", "refus"), 0u) << proxy->log().substr(0, 4000);
 }
 
 // ---- memory after bursts of idle connections ------------------------------------------------------

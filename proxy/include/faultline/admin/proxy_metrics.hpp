@@ -51,6 +51,12 @@ class ProxyMetrics {
   // connections open now, and those closed right after accept (--admin-max-connections).
   metrics::Gauge& admin_connections;
   metrics::Counter& admin_connections_rejected;
+  // faultline_memory_bytes: the proxy's resident memory as last sampled (the allocator's count).
+  metrics::Gauge& memory_bytes;
+  // faultline_memory_refusals_total{reason}: HTTP/2 streams refused (REFUSED_STREAM) and
+  // HTTP/1.1 requests answered 503 to keep memory bounded; reason "h2-header-memory" or
+  // "max-memory".
+  void memory_refused(std::string_view reason);
 
   std::string render() const { return registry_.render(); }
 
@@ -62,6 +68,9 @@ class ProxyMetrics {
   metrics::CounterFamily& requests_;
   metrics::CounterFamily& faults_fired_;
   metrics::CounterFamily& rule_matched_;
+  metrics::CounterFamily& memory_refusals_;
+  metrics::Counter& refused_header_memory_;
+  metrics::Counter& refused_max_memory_;
   metrics::Histogram& upstream_latency_;
   std::shared_mutex resources_mutex_;
   std::set<std::string, std::less<>> resources_;  // those with a series of their own

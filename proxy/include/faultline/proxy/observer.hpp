@@ -5,7 +5,9 @@
 // redacted: an Authorization header or token cannot reach an observer.
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "faultline/audit/record.hpp"
 
@@ -18,6 +20,12 @@ class Observer {
   virtual void connection_closed() {}
   // A connection was closed right after accept: max_connections were open already.
   virtual void connection_rejected() {}
+  // New work refused to keep the proxy's memory bounded: an HTTP/2 stream (REFUSED_STREAM) or
+  // an HTTP/1.1 request (503). `reason`: "h2-header-memory" (decoded request headers waiting to
+  // go upstream past their budget) or "max-memory" (--max-memory).
+  virtual void memory_refused(std::string_view reason) { (void)reason; }
+  // The proxy's resident memory in bytes, sampled (every 100 ms by default).
+  virtual void memory_sampled(std::uint64_t bytes) { (void)bytes; }
   virtual void watch_opened() {}
   virtual void watch_closed() {}
   // Once per request, when it is finished (answered, cut, or the stream ended): its audit record

@@ -56,6 +56,18 @@ struct ServerOptions {
   // at most one window of bytes per direction in the proxy, a connection at most streams x window.
   std::uint32_t h2_max_streams = 250;
   std::uint32_t h2_stream_window = 64 * 1024;
+  // Decoded request header bytes of HTTP/2 streams not yet sent upstream (HPACK lets a client
+  // send a list of up to header_limit for a few hundred bytes), per connection and in the whole
+  // process: past either, new streams are refused (RST_STREAM REFUSED_STREAM). A connection may
+  // always hold h2_header_memory_floor, whatever the others hold.
+  std::size_t h2_header_memory_per_connection = 4 * 1024 * 1024;
+  std::size_t h2_header_memory_total = 64 * 1024 * 1024;
+  std::size_t h2_header_memory_floor = 64 * 1024;
+  // Resident memory (jemalloc's stats.resident, else VmRSS) past which new work is refused:
+  // HTTP/2 streams get REFUSED_STREAM, HTTP/1.1 requests a 503 Status and the connection closes.
+  // 0: no limit. Sampled every memory_sample_interval.
+  std::uint64_t max_memory = 0;
+  std::chrono::milliseconds memory_sample_interval{100};
   // Threads that run the io_context (and nothing else touches a connection): with exactly one, a
   // connection needs no strand and its handlers run on the io_context's executor directly; any
   // other value (0: not known) gives every connection a strand of its own.
