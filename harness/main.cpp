@@ -261,9 +261,11 @@ int main(int argc, char** argv) {
                   "scripts/stack, which starts a component again after a kill (default $FAULTLINE_STACK)");
   run->add_option("--out", out_dir, "report directory (default .run/reports/<scenario>-<time>)");
   run->add_option("--nodes", nodes, "override the number of KWOK nodes")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000}));
-  run->add_option("--pods", pods, "override the first phase's pod count");
-  run->add_option("--rate", rate, "override the first phase's creation rate (pods/s)");
+      ->check(CLI::Range(std::uint64_t{1}, ff::max_workload_nodes));
+  run->add_option("--pods", pods, "override the first phase's pod count")
+      ->check(CLI::Range(std::uint64_t{1}, ff::max_workload_pods));
+  run->add_option("--rate", rate, "override the first phase's creation rate (pods/s)")
+      ->check(CLI::Range(0.0, ff::max_pod_rate));
   auto* seed_option = run->add_option("--seed", seed, "override the scenario's seed (the proxy's fault decisions)");
   run->add_option("--settle", settle, "override checks.settle (e.g. 30s)");
   run->add_option("--churn-for", churn_for, "override the `for` of every churn step (e.g. 20m)");
@@ -287,9 +289,11 @@ int main(int argc, char** argv) {
   bench->add_option("--env", env_file, "stack env file for the kubeconfig");
   bench->add_option("--kubeconfig", kubeconfig,
                     "admin kubeconfig (default $FAULTLINE_ADMIN_KUBECONFIG, then $KUBECONFIG)");
-  bench->add_option("--pods", bench_pods, "pods to create");
-  bench->add_option("--rate", bench_rate, "target rate in pods/s (0: as fast as the connections go)");
-  bench->add_option("--concurrency", bench_concurrency, "parallel connections")->check(CLI::Range(1, 256));
+  bench->add_option("--pods", bench_pods, "pods to create")->check(CLI::Range(std::uint64_t{1}, ff::max_workload_pods));
+  bench->add_option("--rate", bench_rate, "target rate in pods/s (0: as fast as the connections go)")
+      ->check(CLI::Range(0.0, ff::max_pod_rate));
+  bench->add_option("--concurrency", bench_concurrency, "parallel connections")
+      ->check(CLI::Range(std::uint64_t{1}, ff::max_pod_concurrency));
   bench->add_option("--namespace", bench_ns, "namespace for the benchmark's pods");
   bench->add_option(fh::kMaxResponseFlag, max_response_mib, max_response_help)
       ->capture_default_str()
@@ -374,8 +378,12 @@ int main(int argc, char** argv) {
   if (rate > 0) o.rate = rate;
   if (!settle.empty()) {
     auto d = ff::parse_duration(settle);
-    if (!d) {
-      std::cerr << "faultline-harness: --settle: " << ff::duration_problem(settle) << "\n";
+    if (!d || d->count() <= 0 || *d > ff::max_workload_duration) {
+      std::cerr << "faultline-harness: --settle: "
+                << (!d                ? ff::duration_problem(settle)
+                    : d->count() <= 0 ? std::string("must be greater than 0")
+                                      : "must be at most " + ff::format_duration(ff::max_workload_duration))
+                << "\n";
       return 2;
     }
     o.settle = *d;
