@@ -119,6 +119,9 @@ asio::awaitable<std::string> apiserver_version(KubeClient& client) {
   co_return version;
 }
 
+constexpr std::chrono::seconds kFirstContactTimeout{10};
+constexpr int kFirstContactAttempts = 2;
+
 faults::Workload effective_workload(const RunOptions& o, const faults::Scenario& sc) {
   if (!sc.workload) throw std::runtime_error(sc.source + ": the scenario has no workload: nothing to run");
   faults::Workload w = *sc.workload;
@@ -139,6 +142,13 @@ faults::Workload effective_workload(const RunOptions& o, const faults::Scenario&
     phase.churn->for_ = *o.churn_for;
     phase.pods = static_cast<std::uint64_t>(pods);
   }
+  // The loader bounds each phase and the sum; the overrides can raise the sum.
+  std::uint64_t total = 0;
+  for (const auto& phase : w.phases) total += phase.pods;
+  if (total > faults::max_workload_pods)
+    throw std::runtime_error(
+        fmt::format("with the overrides the phases create {} pods together, more than the limit of {}", total,
+                    faults::max_workload_pods));
   return w;
 }
 
@@ -162,7 +172,7 @@ class Runner {
           "a component fault stops kube-apiserver or etcd: the harness retries its calls up to 40 times");
     }
     client_ = std::make_unique<KubeClient>(executor_, client_options);
-    r_.versions["kube-apiserver"] = co_await apiserver_version(*client_);
+    r_.versions["kube-apiserver"] = co_await first_contact(client_options);
     workload_spec_ = effective_workload(o_, sc_);
     Workload workload(*client_, workload_spec_, o_.scheduler, progress_, clock_);
     workload.on_delete([this](const std::string& uid) { watcher_->mark_deleted_by_harness(uid); });
@@ -200,6 +210,22 @@ class Runner {
     co_await collect();
     for (const auto& step : r_.steps)
       if (!step.error.empty()) throw std::runtime_error(step.error);
+  }
+
+  // GET /version before anything else, with a short deadline and few attempts: an apiserver that
+  // accepts connections and never answers (a stopped process behind a live socket, a wrong port)
+  // is named within kFirstContactAttempts * kFirstContactTimeout, not after the run's retries.
+  asio::awaitable<std::string> first_contact(const KubeClientOptions& options) {
+    KubeClientOptions probe_options = options;
+    probe_options.request_timeout = kFirstContactTimeout;
+    probe_options.retry.max_attempts = kFirstContactAttempts;
+    KubeClient probe(executor_, probe_options);
+    progress_("contacting kube-apiserver at " + probe.server(), false);
+    try {
+      co_return co_await apiserver_version(probe);
+    } catch (const TransportError& e) {
+      throw TransportError("kube-apiserver at " + probe.server() + " does not answer: " + e.what());
+    }
   }
 
   // Whatever was observed, also after a failure. Stops the pod watch and the audit poller.
