@@ -118,6 +118,8 @@ std::string render_html(const Report& r) {
   h << "<table>\n"
     << row({"scheduler", r.scheduler}) << row({"seed", std::to_string(r.seed)})
     << row({"started", net::format_rfc3339(r.started, 3)}) << row({"finished", net::format_rfc3339(r.finished, 3)})
+    << row({"last fault ended", r.faults_ended ? net::format_rfc3339(*r.faults_ended, 3) : "-"})
+    << row({"settling began", r.settle_started ? net::format_rfc3339(*r.settle_started, 3) : "-"})
     << row({"nodes", std::to_string(r.nodes)}) << row({"pods created", std::to_string(r.pods_created)})
     << row({"creation rate achieved (pods/s)", num(r.create_rate_achieved)})
     << row({"bound / running / stranded / deleted pods",

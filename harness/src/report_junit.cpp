@@ -53,6 +53,10 @@ std::string render_junit(const Report& r) {
   x << "      <property name=\"verdict\" value=\"" << to_string(r.verdict) << "\"/>\n";
   x << "      <property name=\"scheduler\" value=\"" << escape_markup(r.scheduler) << "\"/>\n";
   x << "      <property name=\"seed\" value=\"" << r.seed << "\"/>\n";
+  if (r.faults_ended)
+    x << "      <property name=\"faultsEnded\" value=\"" << net::format_rfc3339(*r.faults_ended, 3) << "\"/>\n";
+  if (r.settle_started)
+    x << "      <property name=\"settleStarted\" value=\"" << net::format_rfc3339(*r.settle_started, 3) << "\"/>\n";
   x << "    </properties>\n";
   if (errors) {
     x << "    <testcase classname=\"faultline." << escape_markup(r.scenario) << "\" name=\"run\">\n";
