@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/file.hpp"
 #include "faultline/faults/matrix.hpp"
+#include "faultline/faults/printable.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/run.hpp"
@@ -65,7 +67,10 @@ std::string read_yunikorn_build(const std::string& path) {
 class ConsoleProgress {
  public:
   ConsoleProgress() : tty_(isatty(fileno(stderr)) != 0) {}
-  void operator()(const std::string& line, bool final) {
+  // Progress lines carry names from the scenario and errors from servers: escaped, each stays one
+  // line and drives no terminal.
+  void operator()(const std::string& text, bool final) {
+    const std::string line = ff::printable(text);
     std::lock_guard lock(mutex_);
     if (tty_) {
       std::fprintf(stderr, "\r\033[K%s%s", line.c_str(), final ? "\n" : "");
@@ -84,11 +89,17 @@ class ConsoleProgress {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// .run/reports/<scenario>-<time>: the scenario's name with every byte but [A-Za-z0-9._-] made '_'
+// and no leading dot, so a name ("../../x", "a/b", "\n") cannot put the reports anywhere else.
 std::string default_out_dir(const std::string& scenario) {
   std::string stamp = faultline::net::format_rfc3339(fh::WallClock::now(), 0).substr(0, 19);
   for (auto& c : stamp)
     if (c == ':') c = '-';
-  return ".run/reports/" + scenario + "-" + stamp;
+  std::string name = scenario.substr(0, 100);
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  if (!name.empty() && name.front() == '.') name.front() = '_';
+  return ".run/reports/" + name + "-" + stamp;
 }
 
 std::vector<std::string> split_list(const std::string& text) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "faultline/faults/printable.hpp"
 #include "faultline/harness/report.hpp"
 #include "faultline/net/rfc3339.hpp"
 #include "markup.hpp"
@@ -206,12 +207,15 @@ std::string render_html(const Report& r) {
   return h.str();
 }
 
+// Names from the scenario, pod names and errors from servers are escaped (faults::printable): each
+// stays on its line and drives no terminal.
 void print_summary(const Report& r, std::ostream& out) {
-  out << "\nfaultline: " << r.scenario << " on " << r.scheduler << " (seed " << r.seed << ")\n";
+  using faults::printable;
+  out << "\nfaultline: " << printable(r.scenario) << " on " << r.scheduler << " (seed " << r.seed << ")\n";
   out << fmt::format("{:<24} {:<9} {:<9} {:>7}  {}\n", "check", "expected", "result", "count", "summary");
   for (const auto& c : r.checks) {
     out << fmt::format("{:<24} {:<9} {:<9} {:>7}  {}\n", c.name, c.expected_violated ? "violated" : "ok",
-                       to_string(c.status), c.count, c.summary);
+                       to_string(c.status), c.count, printable(c.summary));
   }
   out << "pods: " << r.pods_created << " created at " << num(r.create_rate_achieved) << "/s, " << r.stats.bound_pods
       << " bound, " << r.stats.stranded_pods << " stranded";
@@ -219,11 +223,11 @@ void print_summary(const Report& r, std::ostream& out) {
   if (r.stats.phantom_allocations) out << ", " << *r.stats.phantom_allocations << " phantom allocations";
   out << "\n";
   for (const auto& st : r.steps) {
-    out << "step " << st.name << " (" << st.kind << " " << st.target << ", +"
+    out << "step " << printable(st.name) << " (" << st.kind << " " << printable(st.target) << ", +"
         << num(std::chrono::duration<double>(st.started - r.started).count())
-        << "s): " << (st.error.empty() ? st.detail : "FAILED: " + st.error) << "\n";
+        << "s): " << printable(st.error.empty() ? st.detail : "FAILED: " + st.error) << "\n";
   }
-  if (!r.error.empty()) out << "run failed: " << r.error << "\n";
+  if (!r.error.empty()) out << "run failed: " << printable(r.error) << "\n";
   out << "verdict: " << to_string(r.verdict) << "\n";
 }
 

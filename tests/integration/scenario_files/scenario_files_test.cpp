@@ -259,6 +259,37 @@ TEST_F(HarnessValidate, ErrorsQuotingEscapedTextStayOneLineEach) {
   EXPECT_NE(f.output.find(R"(must be "Scenario", got "Sc\nenery \x1b[31m")"), std::string::npos) << f;
 }
 
+// A scenario's name reaches the harness's console (progress, summary) and its default report
+// directory (.run/reports/<name>-<time>): it forges no line, drives no terminal and picks no
+// other directory. The run itself fails at once (no kubeconfig); its reports are still written.
+TEST_F(HarnessValidate, AScenarioNameNeitherForgesLinesNorPicksTheReportDirectory) {
+  const fs::path work = dir_.path() / "work";
+  fs::create_directories(work);
+  write_file(work / "forge.yaml",
+             "apiVersion: faultline/v1\nkind: Scenario\nmetadata:\n"
+             "  name: \"../../escaped\\nfake line \\e[31mred\"\n"
+             "workload: {nodes: {count: 1}, phases: [{name: p, pods: 1}]}\n");
+  Finished f = run({"/bin/sh", "-c",
+                    "cd " + work.string() + " && exec " + harness_binary().string() +
+                        " run forge.yaml --scheduler kube-scheduler --kubeconfig " + (work / "none").string()},
+                   dir_.path() / "run.out");
+  EXPECT_EQ(f.exit_code, 2) << f;
+  EXPECT_EQ(f.output.find('\x1b'), std::string::npos) << f;
+  for (const auto& line : lines_of(f.output)) EXPECT_FALSE(line.starts_with("fake")) << "a forged line: " << line;
+  EXPECT_NE(f.output.find(R"(faultline: ../../escaped\nfake line \x1b[31mred on kube-scheduler)"), std::string::npos)
+      << f;
+  std::vector<std::string> entries;
+  for (const auto& entry : fs::directory_iterator(work)) entries.push_back(entry.path().filename().string());
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{".run", "forge.yaml"}));
+  std::vector<fs::path> reports;
+  if (fs::exists(work / ".run" / "reports"))
+    for (const auto& entry : fs::directory_iterator(work / ".run" / "reports")) reports.push_back(entry.path());
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_TRUE(reports[0].filename().string().starts_with("_._.._escaped_fake_line___31mred-")) << reports[0];
+  EXPECT_TRUE(fs::exists(reports[0] / "report.json")) << reports[0];
+}
+
 // ---- faultline-proxy ----------------------------------------------------------------------------
 
 // The admin API needs no upstream traffic: the upstream is an address nobody is asked.
