@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <CLI/CLI.hpp>
 #include <boost/json.hpp>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/file.hpp"
 #include "faultline/faults/matrix.hpp"
+#include "faultline/faults/printable.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/run.hpp"
@@ -66,7 +68,10 @@ std::string read_yunikorn_build(const std::string& path) {
 class ConsoleProgress {
  public:
   ConsoleProgress() : tty_(isatty(fileno(stderr)) != 0) {}
-  void operator()(const std::string& line, bool final) {
+  // Progress lines carry names from the scenario and errors from servers: escaped, each stays one
+  // line and drives no terminal.
+  void operator()(const std::string& text, bool final) {
+    const std::string line = ff::printable(text);
     std::lock_guard lock(mutex_);
     if (tty_) {
       std::fprintf(stderr, "\r\033[K%s%s", line.c_str(), final ? "\n" : "");
@@ -85,11 +90,17 @@ class ConsoleProgress {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// .run/reports/<scenario>-<time>: the scenario's name with every byte but [A-Za-z0-9._-] made '_'
+// and no leading dot, so a name ("../../x", "a/b", "\n") cannot put the reports anywhere else.
 std::string default_out_dir(const std::string& scenario) {
   std::string stamp = faultline::net::format_rfc3339(fh::WallClock::now(), 0).substr(0, 19);
   for (auto& c : stamp)
     if (c == ':') c = '-';
-  return ".run/reports/" + scenario + "-" + stamp;
+  std::string name = scenario.substr(0, 100);
+  for (auto& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  if (!name.empty() && name.front() == '.') name.front() = '_';
+  return ".run/reports/" + name + "-" + stamp;
 }
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -263,9 +274,11 @@ int main(int argc, char** argv) {
                   "scripts/stack, which starts a component again after a kill (default $FAULTLINE_STACK)");
   run->add_option("--out", out_dir, "report directory (default .run/reports/<scenario>-<time>)");
   run->add_option("--nodes", nodes, "override the number of KWOK nodes")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100000}));
-  run->add_option("--pods", pods, "override the first phase's pod count");
-  run->add_option("--rate", rate, "override the first phase's creation rate (pods/s)");
+      ->check(CLI::Range(std::uint64_t{1}, ff::max_workload_nodes));
+  run->add_option("--pods", pods, "override the first phase's pod count")
+      ->check(CLI::Range(std::uint64_t{1}, ff::max_workload_pods));
+  run->add_option("--rate", rate, "override the first phase's creation rate (pods/s)")
+      ->check(CLI::Range(0.0, ff::max_pod_rate));
   auto* seed_option = run->add_option("--seed", seed, "override the scenario's seed (the proxy's fault decisions)");
   run->add_option("--settle", settle, "override checks.settle (e.g. 30s)");
   run->add_option("--churn-for", churn_for, "override the `for` of every churn step (e.g. 20m)");
@@ -289,9 +302,11 @@ int main(int argc, char** argv) {
   bench->add_option("--env", env_file, "stack env file for the kubeconfig");
   bench->add_option("--kubeconfig", kubeconfig,
                     "admin kubeconfig (default $FAULTLINE_ADMIN_KUBECONFIG, then $KUBECONFIG)");
-  bench->add_option("--pods", bench_pods, "pods to create");
-  bench->add_option("--rate", bench_rate, "target rate in pods/s (0: as fast as the connections go)");
-  bench->add_option("--concurrency", bench_concurrency, "parallel connections")->check(CLI::Range(1, 256));
+  bench->add_option("--pods", bench_pods, "pods to create")->check(CLI::Range(std::uint64_t{1}, ff::max_workload_pods));
+  bench->add_option("--rate", bench_rate, "target rate in pods/s (0: as fast as the connections go)")
+      ->check(CLI::Range(0.0, ff::max_pod_rate));
+  bench->add_option("--concurrency", bench_concurrency, "parallel connections")
+      ->check(CLI::Range(std::uint64_t{1}, ff::max_pod_concurrency));
   bench->add_option("--namespace", bench_ns, "namespace for the benchmark's pods");
   bench->add_option(fh::kMaxResponseFlag, max_response_mib, max_response_help)
       ->capture_default_str()
@@ -376,8 +391,12 @@ int main(int argc, char** argv) {
   if (rate > 0) o.rate = rate;
   if (!settle.empty()) {
     auto d = ff::parse_duration(settle);
-    if (!d) {
-      std::cerr << "faultline-harness: --settle: " << ff::duration_problem(settle) << "\n";
+    if (!d || d->count() <= 0 || *d > ff::max_workload_duration) {
+      std::cerr << "faultline-harness: --settle: "
+                << (!d                ? ff::duration_problem(settle)
+                    : d->count() <= 0 ? std::string("must be greater than 0")
+                                      : "must be at most " + ff::format_duration(ff::max_workload_duration))
+                << "\n";
       return 2;
     }
     o.settle = *d;

@@ -1,6 +1,7 @@
 // faultline-proxy: a TLS man-in-the-middle in front of kube-apiserver that carries out a
 // scenario's fault rules. See docs/proxy.md and `faultline-proxy --help`.
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@
 #include "faultline/admin/admin_server.hpp"
 #include "faultline/admin/audit_flusher.hpp"
 #include "faultline/admin/token_file.hpp"
+#include "faultline/faults/printable.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/endpoint.hpp"
@@ -243,10 +245,29 @@ void write_ready_file(const std::string& path, const std::string& listen, const 
   fs::rename(tmp, path);  // readers never see a half-written file
 }
 
+// %* in the log pattern: the message with its control characters escaped (faults::printable). Log
+// lines carry text that clients and scenario files choose (scenario and rule names, request
+// paths); escaped once here, none of it can start a line of its own or drive the terminal.
+class PrintableMessage final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&, spdlog::memory_buf_t& dest) override {
+    const std::string_view text(msg.payload.data(), msg.payload.size());
+    if (faults::is_printable(text)) {
+      dest.append(text.data(), text.data() + text.size());
+      return;
+    }
+    const std::string escaped = faults::printable(text);
+    dest.append(escaped.data(), escaped.data() + escaped.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<PrintableMessage>(); }
+};
+
 void setup_logging(const std::string& level) {
   auto logger = spdlog::stderr_color_mt("faultline-proxy");
   spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
+  auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  formatter->add_flag<PrintableMessage>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %*");
+  spdlog::set_formatter(std::move(formatter));
   spdlog::set_level(spdlog::level::from_str(level));
 }
 

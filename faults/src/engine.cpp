@@ -218,6 +218,60 @@ Plan Engine::make_plan(int index, const Request& request, Clock::time_point now)
   return plan;
 }
 
+namespace {
+
+// An outage a rule started counts as part of its window: the rule has not ended while it lasts.
+RulePhase phase_of(const Rule& rule, const RuleState& state, bool armed, Clock::time_point now) {
+  if (!armed) return RulePhase::disarmed;
+  const bool exhausted = rule.when.limit && state.window_fired >= *rule.when.limit;
+  if (rule.when.repeat) {
+    // enter_period() runs on requests only: the period `now` is in may not have been entered yet.
+    if (now < state.period_start) return RulePhase::scheduled;
+    const Clock::time_point first = state.period_start - static_cast<std::int64_t>(state.period) * *rule.when.repeat;
+    const auto period = static_cast<std::uint64_t>((now - first) / *rule.when.repeat);
+    if (period != state.period) {  // a new period: a timed window opens at its start, for `for`
+      if (rule.when.trigger) return RulePhase::waiting;
+      const Clock::time_point start = first + static_cast<std::int64_t>(period) * *rule.when.repeat;
+      return now < start + rule.when.for_.value_or(*rule.when.repeat) ? RulePhase::open : RulePhase::closed;
+    }
+    if (!state.window_start) return RulePhase::waiting;
+    return in_window(rule, state, now) && !exhausted ? RulePhase::open : RulePhase::closed;
+  }
+  if (!state.window_start) return rule.when.trigger ? RulePhase::waiting : RulePhase::scheduled;
+  if (now < *state.window_start) return RulePhase::scheduled;
+  if (!in_window(rule, state, now) || exhausted) return RulePhase::ended;
+  return RulePhase::open;
+}
+
+}  // namespace
+
+std::string_view rule_phase_name(RulePhase phase) {
+  switch (phase) {
+    case RulePhase::disarmed:
+      return "disarmed";
+    case RulePhase::scheduled:
+      return "scheduled";
+    case RulePhase::waiting:
+      return "waiting";
+    case RulePhase::open:
+      return "open";
+    case RulePhase::closed:
+      return "closed";
+    case RulePhase::ended:
+      return "ended";
+  }
+  return "unknown";
+}
+
+std::vector<RuleCounters> Engine::counters(Clock::time_point now) const {
+  std::vector<RuleCounters> out = counters();
+  std::lock_guard lock(mutex_);
+  if (!scenario_) return out;
+  for (std::size_t i = 0; i < out.size() && i < scenario_->faults.size(); ++i)
+    out[i].phase = phase_of(scenario_->faults[i], state_->rules[i], state_->armed, now);
+  return out;
+}
+
 std::vector<RuleCounters> Engine::counters() const {
   std::lock_guard lock(mutex_);
   std::vector<RuleCounters> out;

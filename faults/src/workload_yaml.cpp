@@ -23,7 +23,7 @@ std::optional<T> parse_section(MapReader& parent, std::string_view key, Parse pa
 
 NodePool parse_nodes(MapReader& reader) {
   NodePool pool;
-  if (auto count = reader.count("count", 1, true)) pool.count = *count;
+  if (auto count = reader.bounded_count("count", 1, max_workload_nodes, "nodes", true)) pool.count = *count;
   if (auto capacity = reader.string_map("capacity")) pool.capacity = *capacity;
   return pool;
 }
@@ -44,7 +44,13 @@ PhaseStart parse_start(MapReader& reader) {
   auto text = reader.string("start");
   if (!text) return {};
   if (*text == "settled") return {PhaseStart::Kind::settled, Duration{0}};
-  if (auto offset = parse_duration(*text)) return {PhaseStart::Kind::offset, *offset};
+  if (auto offset = parse_duration(*text)) {
+    if (*offset > max_workload_duration) {
+      reader.error_at("start", "must be at most " + format_duration(max_workload_duration) + ", got " + *text);
+      return {};
+    }
+    return {PhaseStart::Kind::offset, *offset};
+  }
   std::string problem = duration_problem(*text);
   // A well-formed duration that is too long gets the limit's own message.
   if (!problem.starts_with("invalid")) reader.error_at("start", problem);
@@ -54,11 +60,8 @@ PhaseStart parse_start(MapReader& reader) {
 
 NodeFlap parse_node_flap(MapReader& reader) {
   NodeFlap flap;
-  if (auto nodes = reader.count("nodes", 1, true)) flap.nodes = *nodes;
-  if (auto down = reader.duration("downFor", true)) {
-    if (down->count() <= 0) reader.error_at("downFor", "must be greater than 0");
-    else flap.down_for = *down;
-  }
+  if (auto nodes = reader.bounded_count("nodes", 1, max_workload_nodes, "nodes", true)) flap.nodes = *nodes;
+  if (auto down = reader.bounded_duration("downFor", max_workload_duration, true)) flap.down_for = *down;
   return flap;
 }
 
@@ -95,13 +98,17 @@ std::optional<double> churn_rate(MapReader& reader) {
     reader.error_at("rate", "expected pods per second greater than 0 (5 or 5/s), got " + describe(node));
     return std::nullopt;
   }
+  if (rate > max_pod_rate) {
+    reader.error_at("rate", "must be at most " + whole(max_pod_rate) + " pods per second, got " + describe(node));
+    return std::nullopt;
+  }
   return rate;
 }
 
 Churn parse_churn(MapReader& reader) {
   Churn churn;
   auto rate = churn_rate(reader);
-  auto lifetime = positive_duration(reader, "lifetime", true);
+  auto lifetime = reader.bounded_duration("lifetime", max_workload_duration, true);
   auto length = positive_duration(reader, "for", true);
   if (rate) churn.rate = *rate;
   if (lifetime) churn.lifetime = *lifetime;
@@ -126,14 +133,16 @@ Phase parse_churn_step(MapReader& reader, Phase phase) {
   for (std::string_view key : {"pods", "rate", "nodeFlap"})
     if (reader.has(key)) reader.error_at(key, "a churn step takes its pods and rate from churn: leave this key out");
   phase.start = parse_start(reader);
-  if (auto concurrency = reader.count("concurrency", 1)) phase.concurrency = *concurrency;
+  if (auto concurrency = reader.bounded_count("concurrency", 1, max_pod_concurrency, ""))
+    phase.concurrency = *concurrency;
   if (auto t = parse_section<PodTemplate>(reader, "template", parse_template)) phase.pod_template = *t;
   phase.churn = parse_section<Churn>(reader, "churn", parse_churn);
   if (!phase.churn) phase.churn = Churn{};  // reported already; keeps the step a churn
   if (phase.churn->rate > 0 && phase.churn->for_.count() > 0) {
     phase.rate = phase.churn->rate;
     const double pods = std::ceil(phase.churn->rate * std::chrono::duration<double>(phase.churn->for_).count());
-    phase.pods = static_cast<std::uint64_t>(std::min(pods, static_cast<double>(max_churn_pods)));
+    // Over the limit is reported already (parse_churn); 0 keeps it out of the workload's total.
+    phase.pods = pods > static_cast<double>(max_churn_pods) ? 0 : static_cast<std::uint64_t>(pods);
   }
   return phase;
 }
@@ -143,12 +152,16 @@ Phase parse_phase(MapReader& reader) {
   if (auto name = reader.string("name", true)) phase.name = *name;
   if (reader.has("churn")) return parse_churn_step(reader, std::move(phase));
   if (reader.has("nodeFlap")) return parse_flap_step(reader, std::move(phase));
-  if (auto pods = reader.count("pods", 1, true)) phase.pods = *pods;
+  if (auto pods = reader.bounded_count("pods", 1, max_workload_pods, "pods", true)) phase.pods = *pods;
   if (auto rate = reader.number("rate")) {
     if (*rate <= 0) reader.error_at("rate", "must be greater than 0, got " + reader.take("rate").Scalar());
+    else if (*rate > max_pod_rate)
+      reader.error_at(
+          "rate", "must be at most " + whole(max_pod_rate) + " pods per second, got " + reader.take("rate").Scalar());
     else phase.rate = *rate;
   }
-  if (auto concurrency = reader.count("concurrency", 1)) phase.concurrency = *concurrency;
+  if (auto concurrency = reader.bounded_count("concurrency", 1, max_pod_concurrency, ""))
+    phase.concurrency = *concurrency;
   phase.start = parse_start(reader);
   if (auto t = parse_section<PodTemplate>(reader, "template", parse_template)) phase.pod_template = *t;
   return phase;
@@ -210,6 +223,11 @@ Workload parse_workload(MapReader& reader) {
                         "more than the workload's " + std::to_string(workload.nodes.count) + " nodes");
   }
   if (!workload.phases.empty() && !pods) reader.error_at("phases", "needs at least one phase of pods");
+  std::uint64_t total = 0;  // each phase's pods are at most max_workload_pods: no overflow
+  for (const Phase& phase : workload.phases) total += phase.pods;
+  if (total > max_workload_pods)
+    reader.error_at("phases", "the phases create " + std::to_string(total) + " pods together, more than the limit of " +
+                                  std::to_string(max_workload_pods));
   return workload;
 }
 
@@ -236,12 +254,9 @@ ResourceChecks parse_resources(MapReader& reader) {
 
 Checks parse_checks(MapReader& reader) {
   Checks checks;
-  checks.quiet_after = positive_duration(reader, "quietAfter");
+  checks.quiet_after = reader.bounded_duration("quietAfter", max_workload_duration);
   checks.resources = parse_section<ResourceChecks>(reader, "resources", parse_resources);
-  if (auto settle = reader.duration("settle")) {
-    if (settle->count() <= 0) reader.error_at("settle", "must be greater than 0");
-    else checks.settle = *settle;
-  }
+  if (auto settle = reader.bounded_duration("settle", max_workload_duration)) checks.settle = *settle;
   // Absent and empty differ: absent checks the default set, `invariants: []` checks nothing.
   if (auto invariants = reader.string_list("invariants")) {
     check_names(reader, "invariants", *invariants, nullptr);

@@ -155,6 +155,26 @@ class BoundsCheck final : public YAML::EventHandler {
   std::map<YAML::anchor_t, std::string> names_;
 };
 
+// Stops the parser at the start of a document after the first, noting where it starts.
+class SecondDocument final : public YAML::EventHandler {
+ public:
+  struct Started {};
+  YAML::Mark start = YAML::Mark::null_mark();
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    start = mark;
+    throw Started{};
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 // ---- JSON ---------------------------------------------------------------------------------------
 
 bool all_digits(std::string_view s) {
@@ -242,6 +262,20 @@ YAML::Node load_yaml(std::string_view text, Errors& errors) {
         return nothing;
       }
       if (!check.clean()) return nothing;
+      // A scenario is one document; what follows a second "---" would be dropped unseen.
+      SecondDocument second;
+      bool more = false;
+      try {
+        more = parser.HandleNextDocument(second);
+      } catch (const SecondDocument::Started&) {
+        more = true;
+      }
+      if (more) {
+        errors.add(second.start, "",
+                   "a second YAML document: a file holds one scenario (or matrix); remove this \"---\" and what "
+                   "follows, or put it in a file of its own");
+        return nothing;
+      }
     }
     in.clear();
     in.seekg(0);

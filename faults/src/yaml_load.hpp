@@ -11,7 +11,8 @@
 
 namespace faultline::faults::detail {
 
-// The first YAML document of `text`. Reports, and returns an undefined node for: text longer than
+// The one YAML document of `text`. Reports, and returns an undefined node for: a second document
+// (at its "---"; nothing after the first is silently dropped), text longer than
 // max_scenario_bytes, invalid UTF-8 or control characters (with their position), invalid YAML,
 // anchors and aliases (yaml-cpp shares the aliased node, so every reader of the tree walks it again
 // for each alias: nested aliases amplify exponentially), nesting deeper than max_scenario_depth,

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <set>
 
+#include "faultline/faults/printable.hpp"
+
 namespace faultline::faults::detail {
 
 void Errors::add(const YAML::Mark& mark, std::string_view path, std::string_view what) {
@@ -16,7 +18,9 @@ void Errors::add(const YAML::Mark& mark, std::string_view path, std::string_view
   if (!mark.is_null()) where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
   std::string entry = where + ": ";
   if (!path.empty()) entry += std::string(path) + ": ";
-  list_.push_back(entry + std::string(what));
+  // Keys and values are quoted as the file spells them, and a quoted YAML string can hold any
+  // character (\n, \e): each error stays one inert line.
+  list_.push_back(printable(entry + std::string(what)));
 }
 
 std::vector<std::string> Errors::report() const {
@@ -105,6 +109,31 @@ std::optional<std::uint64_t> MapReader::count(std::string_view key, std::uint64_
   if (value < min) {
     error_at(key, (min == 1 ? std::string("must be greater than 0") : "must be at least " + std::to_string(min)) +
                       ", got " + *text);
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<std::uint64_t> MapReader::bounded_count(std::string_view key, std::uint64_t min, std::uint64_t max,
+                                                      std::string_view unit, bool required) {
+  auto value = count(key, min, required);
+  if (value && *value > max) {
+    error_at(key, "must be at most " + std::to_string(max) + (unit.empty() ? "" : " ") + std::string(unit) + ", got " +
+                      std::to_string(*value));
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<Duration> MapReader::bounded_duration(std::string_view key, Duration max, bool required) {
+  auto value = duration(key, required);
+  if (!value) return std::nullopt;
+  if (value->count() <= 0) {
+    error_at(key, "must be greater than 0");
+    return std::nullopt;
+  }
+  if (*value > max) {
+    error_at(key, "must be at most " + format_duration(max) + ", got " + format_duration(*value));
     return std::nullopt;
   }
   return value;

@@ -61,6 +61,11 @@ class MapReader {
 
   std::optional<std::string> string(std::string_view key, bool required = false);
   std::optional<std::uint64_t> count(std::string_view key, std::uint64_t min, bool required = false);
+  // Also at most `max` ("must be at most <max> <unit>, got <value>").
+  std::optional<std::uint64_t> bounded_count(std::string_view key, std::uint64_t min, std::uint64_t max,
+                                             std::string_view unit, bool required = false);
+  // A duration greater than 0 and at most `max`.
+  std::optional<Duration> bounded_duration(std::string_view key, Duration max, bool required = false);
   std::optional<double> number(std::string_view key, bool required = false);
   std::optional<Duration> duration(std::string_view key, bool required = false);
   std::optional<std::vector<std::string>> string_list(std::string_view key);

@@ -13,6 +13,11 @@
 #include <boost/url/rfc/unreserved_chars.hpp>
 #include <boost/url/url.hpp>
 
+#include <atomic>
+#include <limits>
+#include <memory>
+#include <new>
+
 #include "faultline/harness/async.hpp"
 #include "faultline/net/endpoint.hpp"
 #include "faultline/net/tls.hpp"
@@ -25,13 +30,25 @@ using error_code = boost::system::error_code;
 
 namespace {
 
-// A failed exchange. `no_response`: the connection failed before one byte of an answer arrived; on
-// a reused keep-alive connection that is what a server closing it while idle looks like.
+// A failed step of a connection: resolve, connect, TLS handshake, write, read. `no_response`: the
+// connection failed before one byte of an answer arrived; on a reused keep-alive connection that is
+// what a server closing it while idle looks like. what() is "<step>: <what happened>", without the
+// library's error category and source location that boost::system::system_error::what() appends.
 struct ExchangeError : boost::system::system_error {
-  ExchangeError(error_code ec, const char* what, bool no_response_bytes)
-      : boost::system::system_error(ec, what), no_response(no_response_bytes) {}
+  ExchangeError(error_code ec, const char* step, std::chrono::seconds timeout, bool no_response_bytes = false)
+      : boost::system::system_error(ec, step),
+        no_response(no_response_bytes),
+        text(std::string(step) + ": " +
+             (ec == beast::error::timeout ? "no answer within " + std::to_string(timeout.count()) + "s"
+                                          : ec.message())) {}
+  const char* what() const noexcept override { return text.c_str(); }
   bool no_response;
+  std::string text;
 };
+
+void throw_step(error_code ec, const char* step, std::chrono::seconds timeout) {
+  if (ec) throw ExchangeError(ec, step, timeout);
+}
 
 }  // namespace
 
@@ -48,14 +65,14 @@ class KubeClient::Connection {
     asio::ip::tcp::resolver resolver(executor);
     const std::string port = std::to_string(ep.port);
     auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, port, use_tuple);
-    throw_if(rec, "resolve");
+    throw_step(rec, "resolve", timeout);
     net::prepare_client_ssl(c->stream_.native_handle(), verify_name, verify);
     c->tcp().expires_after(timeout);
     auto [cec, connected] = co_await c->tcp().async_connect(endpoints, use_tuple);
-    throw_if(cec, "connect");
+    throw_step(cec, "connect", timeout);
     c->tcp().expires_after(timeout);
     auto [hec] = co_await c->stream_.async_handshake(asio::ssl::stream_base::client, use_tuple);
-    throw_if(hec, "TLS handshake");
+    throw_step(hec, "TLS handshake", timeout);
     co_return c;
   }
 
@@ -63,7 +80,7 @@ class KubeClient::Connection {
   asio::awaitable<HttpResult> exchange(const http::request<http::string_body>& req, bool& keep_alive) {
     tcp().expires_after(timeout_);
     auto [wec, written] = co_await http::async_write(stream_, req, use_tuple);
-    if (wec) throw ExchangeError(wec, "write request", true);
+    if (wec) throw ExchangeError(wec, "write request", timeout_, true);
     http::response_parser<http::string_body> parser;
     limit(parser);
     tcp().expires_after(timeout_);
@@ -71,7 +88,7 @@ class KubeClient::Connection {
     throw_if_limit(rec, limits_, describe(req));
     if (rec) {
       // A timeout is a server that did not answer, not one that closed the connection.
-      throw ExchangeError(rec, "read response", !parser.got_some() && rec != beast::error::timeout);
+      throw ExchangeError(rec, "read response", timeout_, !parser.got_some() && rec != beast::error::timeout);
     }
     const auto& res = parser.get();
     keep_alive = res.keep_alive();
@@ -90,19 +107,19 @@ class KubeClient::Connection {
                               const std::function<bool(std::string_view)>& on_line, std::string& error_body) {
     tcp().expires_after(timeout_);
     auto [wec, written] = co_await http::async_write(stream_, req, use_tuple);
-    throw_if(wec, "write request");
+    throw_step(wec, "write request", timeout_);
     http::response_parser<http::string_body> parser;
     limit(parser);
     tcp().expires_after(timeout_);
     auto [hec, header] = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
     throw_if_limit(hec, limits_, describe(req));
-    throw_if(hec, "read watch header");
+    throw_step(hec, "read watch header", timeout_);
     int status = static_cast<int>(parser.get().result_int());
     if (status != 200) {
       tcp().expires_after(timeout_);
       auto [bec, body] = co_await http::async_read(stream_, buffer_, parser, use_tuple);
       throw_if_limit(bec, limits_, describe(req));
-      throw_if(bec, "read error body");
+      throw_step(bec, "read error body", timeout_);
       error_body = parser.get().body();
       co_return status;
     }
@@ -141,7 +158,7 @@ class KubeClient::Connection {
       auto [ec, n] = co_await http::async_read_some(stream_, buffer_, parser, use_tuple);
       if (failure) std::rethrow_exception(failure);
       throw_if_limit(ec, limits_, describe(req));
-      throw_if(ec, "read watch stream");
+      throw_step(ec, "read watch stream", std::chrono::minutes(5));
     }
     co_return status;
   }
@@ -213,12 +230,45 @@ ApiError api_error(int status, const std::string& body, const std::string& what)
   return ApiError(status, reason, what + ": HTTP " + std::to_string(status) + ": " + message);
 }
 
-json::value parse_body(const HttpResult& res, const std::string& what) {
+json::value parse_body(const HttpResult& res, const std::string& what, json::storage_ptr storage = {}) {
   error_code ec;
-  json::value v = json::parse(res.body, ec);
+  json::value v = json::parse(res.body, ec, std::move(storage));
   if (ec) throw std::runtime_error(what + ": answer is not JSON: " + ec.message());
   return v;
 }
+
+// Where the parsed pages of one list live, within a budget: an allocation past it throws, so
+// parsing stops at the budget rather than after the page. Parsed JSON takes more memory than its
+// text (a value is at least 16 bytes; "[1,1,1,...]" is two bytes per value), so a list is bounded
+// by what it holds, not only by the bytes it was sent as. Thread-safe counting: the items outlive
+// the list call and may be copied or freed anywhere. The counts are shared by the list call and
+// the resource (json::make_shared_resource keeps the resource itself out of reach).
+struct ListBudget {
+  explicit ListBudget(std::uint64_t bytes) : budget(bytes) {}
+  std::atomic<std::uint64_t> held{0};
+  std::atomic<std::uint64_t> budget;
+};
+
+class ListMemory final : public json::memory_resource {  // allocates within a ListBudget
+ public:
+  struct OverBudget {};  // thrown by an allocation past the budget
+  explicit ListMemory(std::shared_ptr<ListBudget> budget) : budget_(std::move(budget)) {}
+
+ private:
+  void* do_allocate(std::size_t n, std::size_t align) override {
+    if (budget_->held.load() + n > budget_->budget.load()) throw OverBudget{};
+    void* p = ::operator new(n, std::align_val_t(align));
+    budget_->held += n;
+    return p;
+  }
+  void do_deallocate(void* p, std::size_t n, std::size_t align) override {
+    ::operator delete(p, n, std::align_val_t(align));
+    budget_->held -= n;
+  }
+  bool do_is_equal(const json::memory_resource& other) const noexcept override { return this == &other; }
+
+  std::shared_ptr<ListBudget> budget_;
+};
 
 std::string resource_version_of(const json::value& object) {
   if (!object.is_object()) return {};
@@ -332,7 +382,9 @@ asio::awaitable<HttpResult> KubeClient::request(std::string method, std::string 
         }
       }
       if (attempt >= options_.retry.max_attempts) {
-        throw TransportError(method + " " + target + ": " + e.what() + " (after " + std::to_string(attempt) +
+        // what() of an ExchangeError names the step; any other system_error only by its message.
+        const std::string what = exchange != nullptr ? exchange->what() : e.code().message();
+        throw TransportError(method + " " + server() + target + ": " + what + " (after " + std::to_string(attempt) +
                              " attempts)");
       }
       count_retry("connection");
@@ -367,6 +419,14 @@ asio::awaitable<ListResult> KubeClient::list(std::string collection_path, std::s
     std::string token;
     bool expired = false;
     std::uint64_t bytes = 0;  // of all pages: the list is held whole, as one answer would be
+    // The parsed items of all pages and the page being parsed share the budget of one answer.
+    const std::uint64_t budget = options_.limits.max_body_bytes;
+    auto memory = std::make_shared<ListBudget>(budget);
+    json::storage_ptr storage = json::make_shared_resource<ListMemory>(memory);
+    const auto over_limit = [&](const std::string& target) {
+      return LimitError("list " + server() + target + ": the pages of the list together are over the limit of " +
+                        byte_limit_text(budget) + "; raise it with " + kMaxResponseFlag);
+    };
     do {
       std::string target =
           with_query(collection_path, {{"limit", limit}, {"continue", token}, {"labelSelector", label_selector}});
@@ -377,15 +437,21 @@ asio::awaitable<ListResult> KubeClient::list(std::string collection_path, std::s
       }
       if (res.status != 200) throw api_error(res.status, res.body, "list " + collection_path);
       bytes += res.body.size();
-      if (bytes > options_.limits.max_body_bytes) {
-        throw LimitError("list " + server() + target + ": the pages of the list together are over the limit of " +
-                         byte_limit_text(options_.limits.max_body_bytes) + "; raise it with " + kMaxResponseFlag);
+      if (bytes > budget) throw over_limit(target);
+      // What the items of earlier pages hold, this page's text and its parsed values: within budget.
+      if (memory->held.load() + res.body.size() > budget) throw over_limit(target);
+      memory->budget.store(budget - res.body.size());
+      json::value page(storage);  // of the same storage: the assignment below moves, never copies
+      try {
+        page = parse_body(res, "list " + collection_path, storage);
+      } catch (const ListMemory::OverBudget&) {
+        throw over_limit(target);
       }
-      json::value page = parse_body(res, "list " + collection_path);
-      const auto& o = page.as_object();
+      if (!page.is_object()) throw std::runtime_error("list " + collection_path + ": the answer is not a JSON object");
+      auto& o = page.get_object();
       if (out.resource_version.empty()) out.resource_version = resource_version_of(page);
       if (auto* items = o.if_contains("items"); items != nullptr && items->is_array()) {
-        for (auto& item : items->get_array()) out.items.push_back(item);
+        for (auto& item : items->get_array()) out.items.push_back(std::move(item));  // stays in `storage`
       }
       token.clear();
       if (auto* meta = o.if_contains("metadata"); meta != nullptr && meta->is_object()) {
@@ -394,6 +460,8 @@ asio::awaitable<ListResult> KubeClient::list(std::string collection_path, std::s
         }
       }
     } while (!token.empty());
+    // The items are the caller's now: copies of them may be made from `storage` without a budget.
+    memory->budget.store(std::numeric_limits<std::uint64_t>::max());
     if (!expired) co_return out;
     count_retry("410-continue");
     limit.clear();  // the whole list in one answer

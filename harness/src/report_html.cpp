@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "faultline/faults/printable.hpp"
 #include "faultline/harness/report.hpp"
 #include "faultline/net/rfc3339.hpp"
 #include "markup.hpp"
@@ -384,8 +385,10 @@ std::string render_html(const Report& r) {
     << kv("scenario", r.scenario) << kv("scenario file", r.scenario_file) << kv("scheduler", r.scheduler)
     << kv("seed", std::to_string(r.seed)) << kv("started", net::format_rfc3339(r.started, 3))
     << kv("finished", net::format_rfc3339(r.finished, 3))
-    << kv("proxy armed", r.armed ? net::format_rfc3339(*r.armed, 3) : "never") << kv("nodes", std::to_string(r.nodes))
-    << kv("pods created", std::to_string(r.pods_created))
+    << kv("proxy armed", r.armed ? net::format_rfc3339(*r.armed, 3) : "never")
+    << kv("last fault ended", r.faults_ended ? net::format_rfc3339(*r.faults_ended, 3) : "-")
+    << kv("settling began", r.settle_started ? net::format_rfc3339(*r.settle_started, 3) : "-")
+    << kv("nodes", std::to_string(r.nodes)) << kv("pods created", std::to_string(r.pods_created))
     << kv("creation rate achieved (pods/s)", num(r.create_rate_achieved))
     << kv("pods bound", std::to_string(r.stats.bound_pods)) << kv("pods running", std::to_string(r.stats.running_pods))
     << kv("pods stranded", std::to_string(r.stats.stranded_pods))
@@ -464,12 +467,15 @@ std::string render_html(const Report& r) {
   return h.str();
 }
 
+// Names from the scenario, pod names and errors from servers are escaped (faults::printable): each
+// stays on its line and drives no terminal.
 void print_summary(const Report& r, std::ostream& out) {
-  out << "\nfaultline: " << r.scenario << " on " << r.scheduler << " (seed " << r.seed << ")\n";
+  using faults::printable;
+  out << "\nfaultline: " << printable(r.scenario) << " on " << r.scheduler << " (seed " << r.seed << ")\n";
   out << fmt::format("{:<24} {:<9} {:<9} {:>7}  {}\n", "check", "expected", "result", "count", "summary");
   for (const auto& c : r.checks) {
     out << fmt::format("{:<24} {:<9} {:<9} {:>7}  {}\n", c.name, c.expected_violated ? "violated" : "ok",
-                       to_string(c.status), c.count, c.summary);
+                       to_string(c.status), c.count, printable(c.summary));
   }
   out << "pods: " << r.pods_created << " created at " << num(r.create_rate_achieved) << "/s, " << r.stats.bound_pods
       << " bound, " << r.stats.stranded_pods << " stranded";
@@ -477,11 +483,11 @@ void print_summary(const Report& r, std::ostream& out) {
   if (r.stats.phantom_allocations) out << ", " << *r.stats.phantom_allocations << " phantom allocations";
   out << "\n";
   for (const auto& st : r.steps) {
-    out << "step " << st.name << " (" << st.kind << " " << st.target << ", +"
+    out << "step " << printable(st.name) << " (" << st.kind << " " << printable(st.target) << ", +"
         << num(std::chrono::duration<double>(st.started - r.started).count())
-        << "s): " << (st.error.empty() ? st.detail : "FAILED: " + st.error) << "\n";
+        << "s): " << printable(st.error.empty() ? st.detail : "FAILED: " + st.error) << "\n";
   }
-  if (!r.error.empty()) out << "run failed: " << r.error << "\n";
+  if (!r.error.empty()) out << "run failed: " << printable(r.error) << "\n";
   out << "verdict: " << to_string(r.verdict) << "\n";
 }
 

@@ -55,6 +55,10 @@ std::string render_junit(const Report& r) {
   x << "      <property name=\"seed\" value=\"" << r.seed << "\"/>\n";
   x << "      <property name=\"faultline.version\" value=\"" << escape_markup(r.faultline_version) << "\"/>\n";
   x << "      <property name=\"faultline.commit\" value=\"" << escape_markup(r.faultline_commit) << "\"/>\n";
+  if (r.faults_ended)
+    x << "      <property name=\"faultsEnded\" value=\"" << net::format_rfc3339(*r.faults_ended, 3) << "\"/>\n";
+  if (r.settle_started)
+    x << "      <property name=\"settleStarted\" value=\"" << net::format_rfc3339(*r.settle_started, 3) << "\"/>\n";
   x << "    </properties>\n";
   if (errors) {
     x << "    <testcase classname=\"faultline." << escape_markup(r.scenario) << "\" name=\"run\">\n";

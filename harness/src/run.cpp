@@ -69,33 +69,66 @@ class AuditCollector {
   BackgroundTask polling_;
 };
 
-// Waits until every live pod is bound and Running, or nothing changed for `quiet`. Returns how it ended.
-asio::awaitable<std::string> settle(PodWatcher& watcher, std::int64_t created, milliseconds quiet,
-                                    const ProgressFn& progress, const faults::Clock& clock) {
+// What keeps the faults going at this moment ("rule r (open)", "an outage", "a component fault"),
+// or nullopt when every fault has ended.
+using FaultsGoingOn = std::function<asio::awaitable<std::optional<std::string>>()>;
+
+struct Settled {
+  std::string how;
+  std::optional<SteadyTime> faults_last_seen;  // the last moment a fault was seen going on
+  SteadyTime began{};                          // when the settle period began: every fault had ended
+};
+
+// Waits until every fault has ended (going_on returns nullopt; checked every second, and again
+// while settling: a trigger reached or a repeat window opened meanwhile starts the wait over),
+// then until every live pod is bound and Running, or nothing changed for `quiet` since the faults
+// ended. A bind that keeps failing changes nothing the watch sees; a fault window still open is
+// what this waits out. Returns how it ended.
+asio::awaitable<Settled> settle(PodWatcher& watcher, std::int64_t created, milliseconds quiet,
+                                const ProgressFn& progress, const faults::Clock& clock, const FaultsGoingOn& going_on) {
   const SteadyTime start = clock.now();
+  Settled out;
+  out.began = start;
   auto give_up = quiet * 10 + seconds(60);
+  SteadyTime next_fault_check = start;
+  bool faults_going_on = false;
   for (;;) {
     if (auto err = watcher.error(); !err.empty()) throw std::runtime_error(err);
+    if (going_on && clock.now() >= next_fault_check) {
+      next_fault_check = clock.now() + seconds(1);
+      if (auto what = co_await going_on()) {
+        out.faults_last_seen = clock.now();
+        faults_going_on = true;
+        progress("waiting for the faults to end: " + *what, false);
+        co_await sleep_for(seconds(1));
+        continue;
+      }
+      if (faults_going_on) out.began = clock.now();  // the first look that found every fault ended
+      faults_going_on = false;
+    }
     auto c = watcher.counts();
     const SteadyTime now = clock.now();
     auto since = [&](SteadyTime t) { return seconds_between(t, now); };
-    double quiet_for = since(c.last_change);
+    double quiet_for = since(std::max(c.last_change, out.began));
     std::string state =
         std::to_string(c.bound) + "/" + std::to_string(c.live) + " bound, " + std::to_string(c.running) + " Running";
     if (c.pods < created)
       state += ", " + std::to_string(c.pods) + " of " + std::to_string(created) + " created pods seen by the watch";
     if (c.settled(created)) {
       progress("settled: " + state + " after " + fixed(since(start)) + "s", true);
-      co_return "settled: every live pod bound and Running (" + state + ") " + fixed(since(start)) +
-          "s after the last phase";
+      out.how =
+          "settled: every live pod bound and Running (" + state + ") " + fixed(since(start)) + "s after the last phase";
+      co_return out;
     }
     if (quiet_for * 1000 >= static_cast<double>(quiet.count())) {
       progress("settled by quiet period: " + state + ", nothing changed for " + fixed(quiet_for) + "s", true);
-      co_return "settled by quiet period: nothing changed for " + fixed(quiet_for) + "s (" + state + ")";
+      out.how = "settled by quiet period: nothing changed for " + fixed(quiet_for) + "s (" + state + ")";
+      co_return out;
     }
-    if (now - start > give_up) {
-      progress("still changing after " + fixed(since(start)) + "s; checking anyway", true);
-      co_return "gave up settling after " + fixed(since(start)) + "s: pods kept changing (" + state + ")";
+    if (now - out.began > give_up) {
+      progress("still changing after " + fixed(since(out.began)) + "s; checking anyway", true);
+      out.how = "gave up settling after " + fixed(since(out.began)) + "s: pods kept changing (" + state + ")";
+      co_return out;
     }
     progress("settling: " + state + ", quiet for " + fixed(quiet_for) + "s (settle " +
                  fixed(static_cast<double>(quiet.count()) / 1000) + "s)",
@@ -119,6 +152,9 @@ asio::awaitable<std::string> apiserver_version(KubeClient& client) {
   co_return version;
 }
 
+constexpr std::chrono::seconds kFirstContactTimeout{10};
+constexpr int kFirstContactAttempts = 2;
+
 faults::Workload effective_workload(const RunOptions& o, const faults::Scenario& sc) {
   if (!sc.workload) throw std::runtime_error(sc.source + ": the scenario has no workload: nothing to run");
   faults::Workload w = *sc.workload;
@@ -139,6 +175,13 @@ faults::Workload effective_workload(const RunOptions& o, const faults::Scenario&
     phase.churn->for_ = *o.churn_for;
     phase.pods = static_cast<std::uint64_t>(pods);
   }
+  // The loader bounds each phase and the sum; the overrides can raise the sum.
+  std::uint64_t total = 0;
+  for (const auto& phase : w.phases) total += phase.pods;
+  if (total > faults::max_workload_pods)
+    throw std::runtime_error(
+        fmt::format("with the overrides the phases create {} pods together, more than the limit of {}", total,
+                    faults::max_workload_pods));
   return w;
 }
 
@@ -162,7 +205,7 @@ class Runner {
           "a component fault stops kube-apiserver or etcd: the harness retries its calls up to 40 times");
     }
     client_ = std::make_unique<KubeClient>(executor_, client_options);
-    r_.versions["kube-apiserver"] = co_await apiserver_version(*client_);
+    r_.versions["kube-apiserver"] = co_await first_contact(client_options);
     workload_spec_ = effective_workload(o_, sc_);
     Workload workload(*client_, workload_spec_, o_.scheduler, progress_, clock_);
     workload.on_delete([this](const std::string& uid) { watcher_->mark_deleted_by_harness(uid); });
@@ -189,17 +232,33 @@ class Runner {
     start_soak_checks();
     co_await run_phases(workload);
     if (!armed_) co_await arm();
-    r_.notes.push_back(co_await settle_workload());
+    r_.notes.push_back(co_await settle_workload(Judged::after_faults));
     co_await stop_soak_checks();
     if (components_) {
       // A component still down or paused comes back first; then the cluster settles again.
       const bool under_way = components_->busy();
       co_await finish_components();
-      if (under_way) r_.notes.push_back(co_await settle_workload());
+      if (under_way) r_.notes.push_back(co_await settle_workload(Judged::after_faults));
     }
     co_await collect();
     for (const auto& step : r_.steps)
       if (!step.error.empty()) throw std::runtime_error(step.error);
+  }
+
+  // GET /version before anything else, with a short deadline and few attempts: an apiserver that
+  // accepts connections and never answers (a stopped process behind a live socket, a wrong port)
+  // is named within kFirstContactAttempts * kFirstContactTimeout, not after the run's retries.
+  asio::awaitable<std::string> first_contact(const KubeClientOptions& options) {
+    KubeClientOptions probe_options = options;
+    probe_options.request_timeout = kFirstContactTimeout;
+    probe_options.retry.max_attempts = kFirstContactAttempts;
+    KubeClient probe(executor_, probe_options);
+    progress_("contacting kube-apiserver at " + probe.server(), false);
+    try {
+      co_return co_await apiserver_version(probe);
+    } catch (const TransportError& e) {
+      throw TransportError("kube-apiserver at " + probe.server() + " does not answer: " + e.what());
+    }
   }
 
   // Whatever was observed, also after a failure. Stops the pod watch and the audit poller.
@@ -266,6 +325,7 @@ class Runner {
   }
 
   void validate_options() {
+    check_faults_end();
     if (o_.scheduler != "yunikorn" && o_.scheduler != "kube-scheduler") {
       throw std::runtime_error("scheduler must be yunikorn or kube-scheduler, not '" + o_.scheduler + "'");
     }
@@ -305,10 +365,89 @@ class Runner {
   }
 
   milliseconds settle_time() const { return o_.settle ? *o_.settle : sc_.checks.settle; }
+
+  // A rule that neither closes its window (when.for) nor runs out of fires (when.limit) never
+  // ends: there would be no moment after the faults to judge the cluster at.
+  void check_faults_end() const {
+    for (const auto& rule : sc_.faults)
+      if (!rule.when.for_ && !rule.when.limit)
+        throw std::runtime_error("fault rule '" + rule.name +
+                                 "' never ends (it has neither when.for nor when.limit): the harness judges the "
+                                 "cluster once every fault has ended; give the rule a window (when.for) or a "
+                                 "number of fires (when.limit)");
+  }
+
+  // What keeps the faults going now (see settle()): an outage in force, a rule whose window is
+  // open or still to come, a component fault under way. A rule whose afterMatches trigger was not
+  // reached is not going on (collect() reports a rule that never fired). A rule with when.limit
+  // but no when.for ends when its limit is used up: one still open a whole settle period after
+  // the wait began is an error, as the verdict would be judged while it can still fire.
+  asio::awaitable<std::optional<std::string>> faults_going_on() {
+    std::vector<std::string> what;
+    std::vector<std::string> limit_only;
+    if (components_ && components_->busy()) what.emplace_back("a component fault");
+    if (proxy_ && armed_) {
+      const ProxyAdmin::Activity activity = co_await proxy_->activity();
+      if (activity.outage) what.emplace_back("an outage");
+      for (std::size_t i = 0; i < activity.rules.size(); ++i) {
+        const FaultCounter& rule = activity.rules[i];
+        const std::string& phase = activity.phases[i];
+        if (phase != "open" && phase != "scheduled") continue;
+        what.push_back("rule " + rule.rule + " (" + phase + ")");
+        auto spec = std::find_if(sc_.faults.begin(), sc_.faults.end(),
+                                 [&](const faults::Rule& r) { return r.name == rule.rule; });
+        if (phase == "open" && spec != sc_.faults.end() && !spec->when.for_)
+          limit_only.push_back(rule.rule + " (fired " + std::to_string(rule.fired) + " of its limit of " +
+                               std::to_string(spec->when.limit.value_or(0)) + ")");
+      }
+    }
+    if (what.empty()) {
+      limit_only_open_since_.reset();
+      co_return std::nullopt;
+    }
+    if (!limit_only.empty() && limit_only.size() == what.size()) {
+      if (!limit_only_open_since_) limit_only_open_since_ = clock_.now();
+      if (clock_.now() - *limit_only_open_since_ > settle_time())
+        throw std::runtime_error("fault rule " + limit_only.front() + " did not end within checks.settle (" +
+                                 fixed(seconds_between(*limit_only_open_since_, clock_.now())) +
+                                 "s) after the workload: it has no when.for and can still fire, so the cluster "
+                                 "cannot be judged after the faults");
+    } else {
+      limit_only_open_since_.reset();
+    }
+    std::string joined;
+    for (const auto& w : what) joined += (joined.empty() ? "" : ", ") + w;
+    co_return joined;
+  }
   // Until every pod created so far is bound and Running (and seen by the watch), or nothing changed
   // for the settle time.
-  asio::awaitable<std::string> settle_workload() {
-    co_return co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_);
+  // after_faults: the settle before the verdict, which begins once every fault has ended; now: a
+  // phase's `start: settled`, which does not wait for the faults.
+  enum class Judged { after_faults, now };
+  asio::awaitable<std::string> settle_workload(Judged when) {
+    FaultsGoingOn going_on;
+    if (when == Judged::now)
+      co_return (co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_, going_on)).how;
+    if (proxy_ || components_) going_on = [this] { return faults_going_on(); };
+    const Settled settled = co_await settle(*watcher_, r_.pods_created, settle_time(), progress_, clock_, going_on);
+    // Wall times of the steady-clock moments settle() saw.
+    const SteadyTime steady_now = clock_.now();
+    const WallTime wall_now = WallClock::now();
+    const auto wall = [&](SteadyTime t) {
+      return wall_now - std::chrono::duration_cast<WallClock::duration>(steady_now - t);
+    };
+    std::optional<WallTime> ended;
+    if (settled.faults_last_seen) ended = wall(*settled.faults_last_seen);
+    if (audit_) {
+      LastFaultedRequest faulted;
+      faulted.update(audit_->records());
+      if (faulted.at && (!ended || *faulted.at > *ended)) ended = faulted.at;
+    }
+    r_.faults_ended = ended;
+    r_.settle_started = wall(settled.began);
+    if (!ended) co_return settled.how;
+    co_return settled.how + "; the last fault ended at " + net::format_rfc3339(*ended, 3) + ", settling began at " +
+        net::format_rfc3339(*r_.settle_started, 3);
   }
 
   asio::awaitable<void> wait_yunikorn_nodes() {
@@ -358,7 +497,7 @@ class Runner {
     for (const auto& phase : workload_spec_.phases) {
       if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::offset) continue;
       if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::settled) {
-        const std::string settled = co_await settle_workload();
+        const std::string settled = co_await settle_workload(Judged::now);
         r_.notes.push_back("before step " + phase.name + ": " + settled);
       }
       if (phase.node_flap) {
@@ -366,7 +505,7 @@ class Runner {
         continue;
       }
       if (phase.start.kind == faults::PhaseStart::Kind::settled) {
-        const std::string settled = co_await settle_workload();
+        const std::string settled = co_await settle_workload(Judged::now);
         r_.notes.push_back("before phase " + phase.name + ": " + settled);
       } else if (phase.start.kind == faults::PhaseStart::Kind::offset) {
         const auto wait = workload_start + phase.start.offset - clock_.now();
@@ -453,6 +592,7 @@ class Runner {
   std::unique_ptr<StackProcesses> stack_;
   std::unique_ptr<ComponentFaults> components_;
   bool components_finished_ = false;
+  std::optional<SteadyTime> limit_only_open_since_;  // faults_going_on(): only limit-only rules open since
   std::vector<std::unique_ptr<BackgroundTask>> flaps_;
   std::unique_ptr<BackgroundTask> quiet_task_;
   std::unique_ptr<BackgroundTask> sampler_task_;

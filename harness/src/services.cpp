@@ -64,14 +64,18 @@ asio::awaitable<void> ProxyAdmin::disarm() {
   expect_ok(co_await call("POST", base_ + "/v1/disarm"), "POST /v1/disarm");
 }
 
-asio::awaitable<std::vector<FaultCounter>> ProxyAdmin::rules() {
+asio::awaitable<std::vector<FaultCounter>> ProxyAdmin::rules() { co_return (co_await activity()).rules; }
+
+asio::awaitable<ProxyAdmin::Activity> ProxyAdmin::activity() {
   auto res = expect_ok(co_await call("GET", base_ + "/v1/rules"), "GET /v1/rules");
   boost::system::error_code ec;
   json::value doc = json::parse(res.body, ec);
   if (ec || !doc.is_object()) throw std::runtime_error("GET /v1/rules: not a JSON object: " + res.body.substr(0, 200));
   const json::value& list = key_of(doc.get_object(), "rules", "the answer");
   if (!list.is_array()) throw std::runtime_error("GET /v1/rules: \"rules\" is not an array");
-  std::vector<FaultCounter> out;
+  Activity out;
+  if (const auto* outage = doc.get_object().if_contains("outage"); outage != nullptr && outage->is_bool())
+    out.outage = outage->get_bool();
   for (const auto& r : list.get_array()) {
     if (!r.is_object()) throw std::runtime_error("GET /v1/rules: a rule is not an object");
     const auto& o = r.get_object();
@@ -81,7 +85,9 @@ asio::awaitable<std::vector<FaultCounter>> ProxyAdmin::rules() {
     c.rule = std::string(name.get_string());
     c.matched = count_of(o, "matched");
     c.fired = count_of(o, "fired");
-    out.push_back(std::move(c));
+    const auto* phase = o.if_contains("phase");
+    out.phases.push_back(phase != nullptr && phase->is_string() ? std::string(phase->get_string()) : std::string());
+    out.rules.push_back(std::move(c));
   }
   co_return out;
 }

@@ -179,31 +179,35 @@ asio::awaitable<void> sample_resources(const StackProcesses& stack, faults::Dura
   }
 }
 
+bool LastFaultedRequest::update(const std::vector<AuditRecord>& records) {
+  bool seen = false;
+  for (; scanned < records.size(); ++scanned) {
+    const AuditRecord& record = records[scanned];
+    if (!record.rule) continue;
+    seen = true;
+    rule = *record.rule;
+    at = record.ts;
+  }
+  return seen;
+}
+
 asio::awaitable<void> watch_quiet_points(QuietPointSources src, QuietPoints& out) {
   std::vector<std::string> names;
   for (const auto& name : src.names)
     if (const auto* spec = faults::find_invariant(name); spec && !spec->needs_yunikorn) names.push_back(name);
-  std::size_t scanned = 0;
+  LastFaultedRequest faulted;
   std::optional<faults::Clock::time_point> last_fault;  // when a new faulted request was last seen
-  std::string last_rule;
-  WallTime last_fault_at{};
   for (;;) {
     co_await sleep_for(std::chrono::seconds(1));
     const std::vector<AuditRecord>* records = src.audit();
     if (records == nullptr) continue;
-    for (; scanned < records->size(); ++scanned) {
-      const AuditRecord& record = (*records)[scanned];
-      if (!record.rule) continue;
-      last_fault = src.clock.now();
-      last_rule = *record.rule;
-      last_fault_at = record.ts;
-    }
+    if (faulted.update(*records)) last_fault = src.clock.now();
     if (!last_fault || src.clock.now() - *last_fault < src.quiet_after) continue;
     last_fault.reset();
     QuietPoint point;
     point.at = WallClock::now();
     point.after =
-        "the window of rule " + last_rule + " (last faulted request " + net::format_rfc3339(last_fault_at, 3) + ")";
+        "the window of rule " + faulted.rule + " (last faulted request " + net::format_rfc3339(*faulted.at, 3) + ")";
     Observations obs = src.base;
     obs.pods = src.watcher.snapshot();
     obs.audit = *records;

@@ -70,10 +70,15 @@ boost::json::value AdminBridge::outage(const admin::OutageRequest& request) {
 
 boost::json::value AdminBridge::rules() {
   boost::json::array rules;
-  for (const auto& c : engine_.counters()) {
-    rules.push_back({{"name", c.name}, {"matched", c.matched}, {"fired", c.fired}, {"windowOpened", c.window_opened}});
+  const auto now = clock_.now();
+  for (const auto& c : engine_.counters(now)) {
+    rules.push_back({{"name", c.name},
+                     {"matched", c.matched},
+                     {"fired", c.fired},
+                     {"windowOpened", c.window_opened},
+                     {"phase", faults::rule_phase_name(c.phase)}});
   }
-  return {{"armed", engine_.armed()}, {"rules", std::move(rules)}};
+  return {{"armed", engine_.armed()}, {"outage", engine_.outage(now).has_value()}, {"rules", std::move(rules)}};
 }
 
 admin::AuditSince AdminBridge::audit_since(std::optional<std::uint64_t> since, std::size_t limit) {

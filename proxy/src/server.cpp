@@ -20,6 +20,7 @@
 
 #include "faultline/net/accept_failures.hpp"
 #include "faultline/net/async.hpp"
+#include "faultline/net/error_text.hpp"
 #include "server_impl.hpp"
 #include "session.hpp"
 
@@ -151,7 +152,7 @@ void Server::Impl::start_accepting() {
     try {
       std::rethrow_exception(error);
     } catch (const std::exception& e) {
-      spdlog::critical("the proxy stopped accepting connections: {}", e.what());
+      spdlog::critical("the proxy stopped accepting connections: {}", net::error_text(e));
     }
   });
 }
@@ -363,7 +364,7 @@ void Server::Impl::enforce_outage() {
         spdlog::info("outage over: listening again on {}", self->bound.port());
       } catch (const std::exception& e) {
         spdlog::error("outage over but the listener could not be reopened on port {}: {}", self->bound.port(),
-                      e.what());
+                      net::error_text(e));
       }
     }
     if (refuse) self->schedule_reopen(remaining);

@@ -2,6 +2,7 @@
 // answer locally, wait, hang, cut (RST or FIN).
 #include "session.hpp"
 
+#include "faultline/net/error_text.hpp"
 #include "faultline/net/tls.hpp"
 #include "h2_session.hpp"
 
@@ -65,12 +66,12 @@ asio::awaitable<void> Session::run(std::shared_ptr<Session> self) {
       spdlog::warn(
           "conn {} ({}): {}: a chunk-size line or trailer section did not end within the "
           "connection's read buffer; connection closed",
-          self->id_, self->peer_, e.what());
+          self->id_, self->peer_, net::error_text(e));
     } else {
-      spdlog::debug("conn {} ({}): {}", self->id_, self->peer_, e.what());
+      spdlog::debug("conn {} ({}): {}", self->id_, self->peer_, net::error_text(e));
     }
   } catch (const std::exception& e) {
-    spdlog::debug("conn {} ({}): {}", self->id_, self->peer_, e.what());
+    spdlog::debug("conn {} ({}): {}", self->id_, self->peer_, net::error_text(e));
   }
   self->close_upstream();
   boost::system::error_code ec;

@@ -155,6 +155,60 @@ TEST(HarnessE2E, PodDeletedBehindTheHarnessFailsNoUnexpectedDeletes) {
   EXPECT_NE(junit.find(victim), std::string::npos);
 }
 
+// Every bind is answered 500 for 20 s while checks.settle is 15 s: the pods stay Pending without a
+// change the watch sees, which a settle that ignored the faults took for the end (verdict fail
+// after 15 s, every pod stranded, the rule still firing). The settle begins once the window
+// closed; kube-scheduler binds the pods then (its backoff after failed binds is at most 10 s),
+// and the report says when the fault ended and settling began.
+TEST(HarnessE2E, SettleBeginsOnlyAfterTheFaultWindowEnded) {
+  Stack stack("kube-scheduler");
+  ASSERT_TRUE(stack.up()) << stack.log();
+  const fs::path scenario = stack.dir() / "bind-errors-window.yaml";
+  std::ofstream(scenario) << R"(apiVersion: faultline/v1
+kind: Scenario
+metadata: {name: bind-errors-window}
+seed: 3
+workload:
+  nodes: {count: 3}
+  phases:
+    - {name: burst, pods: 10, template: {requests: {cpu: 10m, memory: 16Mi}}}
+faults:
+  - name: bind-500
+    match: {verbs: [create], resources: [pods/binding]}
+    when: {for: 20s}
+    action: {type: respond, code: 500, message: injected bind failure}
+checks:
+  settle: 15s
+  invariants: [pods-bound, no-unexpected-deletes, bound-to-live-node]
+)";
+  fs::path out = stack.dir() / "report";
+  CommandResult r = run_harness(stack, scenario, out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_valid_reports(out);
+  json::value report = json::parse(slurp(out / "report.json"));
+  EXPECT_EQ(report.at("verdict").as_string(), "pass") << r.output;
+  EXPECT_GT(report.at("faults").as_array()[0].at("fired").to_number<std::int64_t>(), 0);
+  EXPECT_EQ(report.at("stats").at("boundPods").to_number<std::int64_t>(), 10);
+  ASSERT_TRUE(report.at("faultsEnded").is_string()) << json::serialize(report);
+  ASSERT_TRUE(report.at("settleStarted").is_string()) << json::serialize(report);
+  // RFC 3339 UTC with milliseconds: compared as text, then as seconds after arming.
+  const std::string armed(report.at("armed").as_string());
+  const std::string ended(report.at("faultsEnded").as_string());
+  const std::string began(report.at("settleStarted").as_string());
+  EXPECT_LT(ended, began);
+  CommandResult gap = run_command("python3 -c " +
+                                  shell_quote("import sys, datetime as d\n"
+                                              "t = lambda s: d.datetime.fromisoformat(s.replace('Z', '+00:00'))\n"
+                                              "print('%.3f' % (t(sys.argv[2]) - t(sys.argv[1])).total_seconds())\n") +
+                                  " " + shell_quote(armed) + " " + shell_quote(began));
+  ASSERT_EQ(gap.exit_code, 0) << gap.output;
+  EXPECT_GE(std::stod(gap.output), 19.5) << "settling began " << gap.output << " s after arming, inside the window";
+  const std::string junit = slurp(out / "junit.xml");
+  EXPECT_NE(junit.find("name=\"faultsEnded\" value=\"" + ended + "\""), std::string::npos) << junit;
+  EXPECT_NE(junit.find("name=\"settleStarted\" value=\"" + began + "\""), std::string::npos) << junit;
+  EXPECT_NE(slurp(out / "report.html").find(began), std::string::npos);
+}
+
 // A churn soak at a tiny size (docs/sweeps-and-soaks.md, "Churn soak"): 60 s of churn at 2 pods/s, an outage that
 // repeats every 25 s, invariants at each quiet point and RSS/fds of every component sampled.
 TEST(HarnessE2E, ChurnSoakChecksAtEveryQuietPointAndSamplesTheStack) {

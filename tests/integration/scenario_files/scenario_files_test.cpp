@@ -228,6 +228,68 @@ TEST_F(HarnessValidate, DurationsBeyondAYearAreRefused) {
       << f;
 }
 
+TEST_F(HarnessValidate, ASecondDocumentIsRefusedAtItsStart) {
+  const std::string file = bad_file("two-documents.yaml");
+  Finished f = validate(file);
+  EXPECT_EQ(f.exit_code, 2) << f;
+  EXPECT_EQ(f.output, file +
+                          R"(:7:1: a second YAML document: a file holds one scenario (or matrix); remove this "---" )"
+                          "and what follows, or put it in a file of its own\n");
+}
+
+TEST_F(HarnessValidate, UnboundedWorkloadsAreRefused) {
+  const std::string file = bad_file("unbounded-workload.yaml");
+  Finished f = validate(file);
+  EXPECT_EQ(f.exit_code, 2) << f;
+  for (const char* error : {":5:18: workload.nodes.count: must be at most 100000 nodes, got 99999999999",
+                            ":7:23: workload.phases[0].pods: must be at most 200000 pods, got 99999999999999",
+                            ":7:45: workload.phases[0].rate: must be at most 10000 pods per second, got 1e308",
+                            ":7:65: workload.phases[0].concurrency: must be at most 256, got 4294967297"})
+    EXPECT_NE(f.output.find(file + error), std::string::npos) << error << "\n" << f;
+}
+
+// Escapes in quoted YAML strings (\n, \e) put any character into a value; the errors that quote
+// it stay one line each, without terminal control sequences.
+TEST_F(HarnessValidate, ErrorsQuotingEscapedTextStayOneLineEach) {
+  const std::string file = bad_file("escapes-in-errors.yaml");
+  Finished f = validate(file);
+  EXPECT_EQ(f.exit_code, 2) << f;
+  EXPECT_EQ(f.output.find('\x1b'), std::string::npos) << f;
+  for (const auto& line : lines_of(f.output)) EXPECT_TRUE(line.starts_with(file + ":")) << line;
+  EXPECT_NE(f.output.find(R"(must be "Scenario", got "Sc\nenery \x1b[31m")"), std::string::npos) << f;
+}
+
+// A scenario's name reaches the harness's console (progress, summary) and its default report
+// directory (.run/reports/<name>-<time>): it forges no line, drives no terminal and picks no
+// other directory. The run itself fails at once (no kubeconfig); its reports are still written.
+TEST_F(HarnessValidate, AScenarioNameNeitherForgesLinesNorPicksTheReportDirectory) {
+  const fs::path work = dir_.path() / "work";
+  fs::create_directories(work);
+  write_file(work / "forge.yaml",
+             "apiVersion: faultline/v1\nkind: Scenario\nmetadata:\n"
+             "  name: \"../../escaped\\nfake line \\e[31mred\"\n"
+             "workload: {nodes: {count: 1}, phases: [{name: p, pods: 1}]}\n");
+  Finished f = run({"/bin/sh", "-c",
+                    "cd " + work.string() + " && exec " + harness_binary().string() +
+                        " run forge.yaml --scheduler kube-scheduler --kubeconfig " + (work / "none").string()},
+                   dir_.path() / "run.out");
+  EXPECT_EQ(f.exit_code, 2) << f;
+  EXPECT_EQ(f.output.find('\x1b'), std::string::npos) << f;
+  for (const auto& line : lines_of(f.output)) EXPECT_FALSE(line.starts_with("fake")) << "a forged line: " << line;
+  EXPECT_NE(f.output.find(R"(faultline: ../../escaped\nfake line \x1b[31mred on kube-scheduler)"), std::string::npos)
+      << f;
+  std::vector<std::string> entries;
+  for (const auto& entry : fs::directory_iterator(work)) entries.push_back(entry.path().filename().string());
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{".run", "forge.yaml"}));
+  std::vector<fs::path> reports;
+  if (fs::exists(work / ".run" / "reports"))
+    for (const auto& entry : fs::directory_iterator(work / ".run" / "reports")) reports.push_back(entry.path());
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_TRUE(reports[0].filename().string().starts_with("_._.._escaped_fake_line___31mred-")) << reports[0];
+  EXPECT_TRUE(fs::exists(reports[0] / "report.json")) << reports[0];
+}
+
 // ---- faultline-proxy ----------------------------------------------------------------------------
 
 // The admin API needs no upstream traffic: the upstream is an address nobody is asked.
@@ -251,6 +313,33 @@ TEST(ProxyStart, AliasBombScenarioIsRefusedAtStartUp) {
             std::string::npos)
       << f;
   EXPECT_NE(f.output.find("faultline-proxy: invalid scenario " + file), std::string::npos) << f;
+}
+
+// A scenario whose name, written with YAML escapes, holds a line break and a terminal escape.
+const std::string kForgingName = R"(inj\nfake 2026 info line \e[31mred)";
+std::string forging_scenario() {
+  return "apiVersion: faultline/v1\nkind: Scenario\nmetadata:\n  name: \"" + kForgingName +
+         "\"\nfaults:\n  - {name: \"r\\nforged rule\", action: {type: reset}}\n";
+}
+
+// Every line of the proxy's log starts with its timestamp; nothing a scenario names starts a line
+// of its own or reaches the terminal as a control sequence.
+void expect_log_not_forged(const std::string& log) {
+  EXPECT_EQ(log.find('\x1b'), std::string::npos) << log;
+  for (const auto& line : lines_of(log)) EXPECT_TRUE(line.starts_with("20")) << "a forged line: " << line;
+  EXPECT_NE(log.find(R"(scenario 'inj\nfake 2026 info line \x1b[31mred' loaded)"), std::string::npos) << log;
+}
+
+TEST(ProxyStart, ScenarioNamesCannotForgeLogLines) {
+  TempDir dir("faultline-proxy-forge");
+  const fs::path file = dir.path() / "forge.yaml";
+  write_file(file, forging_scenario());
+  std::vector<std::string> args = kUpstream;
+  args.insert(args.end(), {"--scenario", file.string(), "--arm"});
+  ProxyProcess proxy(dir.path(), "proxy", args);
+  const std::string log = proxy.log();
+  proxy.stop();
+  expect_log_not_forged(log);
 }
 
 struct Answer {
@@ -322,6 +411,22 @@ TEST_F(AdminApi, AliasBombIsRefusedAndMemoryStaysBounded) {
   EXPECT_EQ(request("GET", "/v1/scenario").status, 404);  // nothing was loaded
   // The expansion would need gigabytes; the refusal needs next to nothing.
   EXPECT_LT(proxy_->peak_rss_kib(), 256u * 1024);
+}
+
+TEST_F(AdminApi, ScenarioNamesCannotForgeLogLines) {
+  Answer put = request("PUT", "/v1/scenario", forging_scenario());
+  ASSERT_EQ(put.status, 200) << put.body;
+  ASSERT_EQ(request("POST", "/v1/arm").status, 200);
+  expect_log_not_forged(proxy_->log());
+}
+
+TEST_F(AdminApi, ASecondDocumentIsRefusedAtItsStart) {
+  Answer put = request("PUT", "/v1/scenario", slurp(bad_file("two-documents.yaml")));
+  ASSERT_EQ(put.status, 400) << put.body;
+  EXPECT_EQ(errors_of(put), std::vector<std::string>{
+                                R"(PUT /v1/scenario:7:1: a second YAML document: a file holds one scenario )"
+                                R"((or matrix); remove this "---" and what follows, or put it in a file of its own)"});
+  EXPECT_EQ(request("GET", "/v1/scenario").status, 404);  // nothing was loaded
 }
 
 TEST_F(AdminApi, ABodyOverOneMebibyteIsRefused) {

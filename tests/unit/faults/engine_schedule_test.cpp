@@ -142,3 +142,76 @@ TEST(Schedule, LoadingASnapshotResetsStateAndDisarms) {
 
 }  // namespace
 }  // namespace faultline::faults
+
+namespace faultline::faults {
+namespace {
+
+using namespace faultline::faults::testing;
+using namespace std::chrono_literals;
+
+std::string phase_at(const Engine& engine, Clock::time_point now, std::size_t rule = 0) {
+  return std::string(rule_phase_name(engine.counters(now).at(rule).phase));
+}
+
+// Where a rule is in its schedule: what the harness waits out before it lets the cluster settle.
+TEST(RulePhase, ATimedWindowIsScheduledThenOpenThenEnded) {
+  Engine engine(scenario_with_faults("- {name: r, when: {at: 2s, for: 3s}, action: {type: reset}}"));
+  EXPECT_EQ(phase_at(engine, t0()), "disarmed");
+  engine.arm(t0());
+  EXPECT_EQ(phase_at(engine, t0() + 1s), "scheduled");
+  EXPECT_EQ(phase_at(engine, t0() + 2s), "open");
+  EXPECT_EQ(phase_at(engine, t0() + 4999ms), "open");
+  EXPECT_EQ(phase_at(engine, t0() + 5s), "ended");
+}
+
+TEST(RulePhase, ARuleEndsWhenItsLimitIsUsedUp) {
+  Engine engine(scenario_with_faults("- {name: r, when: {limit: 2}, action: {type: reset}}"));
+  engine.arm(t0());
+  EXPECT_EQ(phase_at(engine, t0()), "open");
+  EXPECT_TRUE(engine.decide(bind_request(), t0()).fires());
+  EXPECT_EQ(phase_at(engine, t0()), "open");
+  EXPECT_TRUE(engine.decide(bind_request(), t0()).fires());
+  EXPECT_EQ(phase_at(engine, t0() + 1h), "ended");
+}
+
+TEST(RulePhase, ATriggeredRuleWaitsUntilItsTriggerThenLastsItsWindow) {
+  Engine engine(scenario_with_faults(
+      "- {name: r, when: {afterMatches: 2, of: {verbs: [create]}, for: 10s}, action: {type: reset}}"));
+  engine.arm(t0());
+  EXPECT_EQ(phase_at(engine, t0() + 1h), "waiting");
+  engine.decide(bind_request(), t0() + 1s);
+  engine.decide(bind_request(), t0() + 2s);  // the trigger: the window opens here
+  EXPECT_EQ(phase_at(engine, t0() + 3s), "open");
+  EXPECT_EQ(phase_at(engine, t0() + 12s), "ended");
+}
+
+TEST(RulePhase, ARepeatingRuleIsClosedBetweenItsWindows) {
+  Engine engine(scenario_with_faults("- {name: r, when: {at: 1s, for: 2s, repeat: 10s}, action: {type: reset}}"));
+  engine.arm(t0());
+  EXPECT_EQ(phase_at(engine, t0()), "scheduled");
+  EXPECT_EQ(phase_at(engine, t0() + 2s), "open");
+  EXPECT_EQ(phase_at(engine, t0() + 5s), "closed");
+  EXPECT_EQ(phase_at(engine, t0() + 11500ms), "open");  // the next period, entered by no request yet
+  engine.decide(bind_request(), t0() + 11500ms);
+  EXPECT_EQ(phase_at(engine, t0() + 11500ms), "open");
+  EXPECT_EQ(phase_at(engine, t0() + 14s), "closed");
+}
+
+}  // namespace
+}  // namespace faultline::faults
+
+namespace faultline::faults {
+namespace {
+
+using namespace faultline::faults::testing;
+using namespace std::chrono_literals;
+
+TEST(RulePhase, APeriodNoRequestEnteredIsClosedAfterItsWindow) {
+  Engine engine(scenario_with_faults("- {name: r, when: {at: 1s, for: 2s, repeat: 10s}, action: {type: reset}}"));
+  engine.arm(t0());
+  EXPECT_EQ(rule_phase_name(engine.counters(t0() + 14s).at(0).phase), "closed");
+  EXPECT_EQ(rule_phase_name(engine.counters(t0() + 22s).at(0).phase), "open");
+}
+
+}  // namespace
+}  // namespace faultline::faults

@@ -33,11 +33,23 @@ struct Plan {
   bool fires() const { return action.has_value(); }
 };
 
+// Where a rule is in its schedule at a given time.
+enum class RulePhase {
+  disarmed,   // the engine is not armed
+  scheduled,  // its window opens later (when.at)
+  waiting,    // its afterMatches trigger has not been reached
+  open,       // its window is open and it may fire
+  closed,     // when.repeat: between two windows (the next one opens at the next period)
+  ended,      // it can fire no more: its window closed (when.for) or its limit is used up
+};
+std::string_view rule_phase_name(RulePhase phase);
+
 struct RuleCounters {
   std::string name;
-  std::uint64_t matched = 0;   // requests that matched while the rule was active
-  std::uint64_t fired = 0;     // of those, how many got the action
-  bool window_opened = false;  // armed (rules without a trigger) or afterMatches reached
+  std::uint64_t matched = 0;              // requests that matched while the rule was active
+  std::uint64_t fired = 0;                // of those, how many got the action
+  bool window_opened = false;             // armed (rules without a trigger) or afterMatches reached
+  RulePhase phase = RulePhase::disarmed;  // filled by counters(now) only
 };
 
 // Whole-proxy outage in progress (from an outage action or the admin API).
@@ -75,6 +87,8 @@ class Engine {
   void start_outage(actions::Outage::Mode mode, Duration duration, Clock::time_point now);
 
   std::vector<RuleCounters> counters() const;
+  // The same, with each rule's phase at `now`.
+  std::vector<RuleCounters> counters(Clock::time_point now) const;
 
   // Called from decide() each time a rule's `matched` counter goes up, with the engine's lock held
   // (so counters and listener agree): it must be quick and must not call back into the engine.

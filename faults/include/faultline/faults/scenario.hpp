@@ -68,9 +68,21 @@ struct Churn {
   Duration lifetime{0};
   Duration for_{0};
 };
-inline constexpr std::uint64_t max_churn_pods = 200'000;
+
+// Bounds on a workload, checked by the loader (a file or an admin API body, located errors) and by
+// faultline-harness run's overrides (--nodes, --pods, --rate, --settle, --churn-for), which use
+// these same constants.
+inline constexpr std::uint64_t max_workload_nodes = 100'000;  // nodes.count
+// pods of one phase, and of all phases together (churn steps included)
+inline constexpr std::uint64_t max_workload_pods = 200'000;
+inline constexpr double max_pod_rate = 10'000;             // pods per second: rate, churn.rate
+inline constexpr std::uint64_t max_pod_concurrency = 256;  // concurrency: creations in flight
+// start, nodeFlap.downFor, churn.for, churn.lifetime, checks.settle, checks.quietAfter
+inline constexpr Duration max_workload_duration = std::chrono::hours(24);
+
+inline constexpr std::uint64_t max_churn_pods = max_workload_pods;
 inline constexpr std::uint64_t max_churn_alive = 20'000;
-inline constexpr Duration max_churn_for = std::chrono::hours(24);
+inline constexpr Duration max_churn_for = max_workload_duration;
 
 // One step of the workload: a phase of pods (pods > 0), a node flap (node_flap set, pods 0), or a
 // churn (churn set; pods = rate * for, rate = churn.rate).

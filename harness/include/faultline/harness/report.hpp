@@ -82,6 +82,12 @@ struct Report {
   WallTime started{};
   WallTime finished{};
   std::optional<WallTime> armed;  // when the proxy was armed (time zero of its faults); none: never
+  // The last settle before the verdict: when the last fault ended (the later of the last faulted
+  // request, the last component fault's recovery and the last moment a rule's window or an outage
+  // was seen open; none: the scenario has no faults, or none ran) and when the settle period began
+  // (once every fault had ended).
+  std::optional<WallTime> faults_ended;
+  std::optional<WallTime> settle_started;
   std::int64_t nodes = 0;
   std::int64_t pods_created = 0;
   double create_rate_achieved = 0;                     // pods/s over the creation window, measured

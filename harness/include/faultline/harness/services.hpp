@@ -24,6 +24,14 @@ class ProxyAdmin {
   boost::asio::awaitable<void> arm();
   boost::asio::awaitable<void> disarm();
   boost::asio::awaitable<std::vector<FaultCounter>> rules();
+  // GET /v1/rules: the rules, where each is in its schedule ("phase": scheduled, waiting, open,
+  // closed, ended, disarmed; empty from a proxy that does not say) and whether an outage is in force.
+  struct Activity {
+    std::vector<FaultCounter> rules;
+    std::vector<std::string> phases;  // of rules[i]
+    bool outage = false;
+  };
+  boost::asio::awaitable<Activity> activity();
   // The newest sequence number so far (records after it belong to this run).
   boost::asio::awaitable<std::uint64_t> audit_head();
   // Appends records after `since` (following `more`), advancing `since`; malformed lines are

@@ -70,6 +70,17 @@ struct QuietPoints {
   std::size_t dropped = 0;           // beyond kMaxQuietPoints
   std::size_t dropped_failures = 0;  // failed checks among those
 };
+// The latest faulted request (an audit record that names a rule) of a growing list of audit
+// records, scanned once each: what the quiet points and the final settle count "after the faults"
+// from.
+struct LastFaultedRequest {
+  std::size_t scanned = 0;
+  std::optional<WallTime> at;  // the record's time
+  std::string rule;
+  // Scans the records added since the last call; true when one of them is a faulted request.
+  bool update(const std::vector<AuditRecord>& records);
+};
+
 struct QuietPointSources {
   KubeClient& client;
   PodWatcher& watcher;
