@@ -1033,6 +1033,9 @@ asio::awaitable<std::string> H2Connection::connect_upstream(Upstream& up) {
   auto [hec] = co_await up.stream.async_handshake(asio::ssl::stream_base::client, use_tuple);
   if (hec) co_return "TLS handshake: " + hec.message();
   tcp_layer.expires_never();
+  // A connection closed while the handshake ran has no ALPN to read: it says nothing of the
+  // upstream's protocols.
+  if (closing_ || up.done) co_return "the client connection ended during the TLS handshake";
   auto alpn = net::alpn_selected(up.stream.native_handle());
   server_.upstream_negotiated(alpn);
   if (alpn != "h2") {
