@@ -262,7 +262,7 @@ class ListMemory final : public json::memory_resource {  // allocates within a L
     return p;
   }
   void do_deallocate(void* p, std::size_t n, std::size_t align) override {
-    ::operator delete(p, n, std::align_val_t(align));
+    ::operator delete(p, std::align_val_t(align));  // unsized: clang does not enable sized deallocation
     budget_->held -= n;
   }
   bool do_is_equal(const json::memory_resource& other) const noexcept override { return this == &other; }

@@ -215,7 +215,7 @@ TEST(SweepPlan, JsonRoundTrip) {
   EXPECT_THROW(parse_plan_json("{}"), std::runtime_error);
 }
 
-// harness/matrices/<name>.svg (in the README) are the soak.svg of the measured sweeps kept in
+// harness/matrices/<name>.svg (in docs/benchmarks.md) are the soak.svg of the measured sweeps kept in
 // tests/data/harness/sweeps: drawn by this code from those results. FAULTLINE_UPDATE_CHARTS=1 rewrites
 // them after a change to the charts.
 TEST(SweepCharts, CommittedChartsAreCurrent) {
