@@ -257,12 +257,15 @@ class ListMemory final : public json::memory_resource {  // allocates within a L
  private:
   void* do_allocate(std::size_t n, std::size_t align) override {
     if (budget_->held.load() + n > budget_->budget.load()) throw OverBudget{};
-    void* p = ::operator new(n, std::align_val_t(align));
+    void* p = align > __STDCPP_DEFAULT_NEW_ALIGNMENT__ ? ::operator new(n, std::align_val_t(align)) : ::operator new(n);
     budget_->held += n;
     return p;
   }
   void do_deallocate(void* p, std::size_t n, std::size_t align) override {
-    ::operator delete(p, std::align_val_t(align));  // unsized: clang does not enable sized deallocation
+    // The form that allocated it (aligned only past the default alignment); unsized, as clang
+    // does not enable sized deallocation.
+    if (align > __STDCPP_DEFAULT_NEW_ALIGNMENT__) ::operator delete(p, std::align_val_t(align));
+    else ::operator delete(p);
     budget_->held -= n;
   }
   bool do_is_equal(const json::memory_resource& other) const noexcept override { return this == &other; }

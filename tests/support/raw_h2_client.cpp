@@ -42,7 +42,17 @@ RawH2Client::RawH2Client(const std::string& host_port, Options options) : option
   fd_ = socket(found->ai_family, SOCK_STREAM, 0);
   int rc = connect(fd_, found->ai_addr, found->ai_addrlen);
   freeaddrinfo(found);
-  if (rc != 0) throw std::runtime_error("connecting to " + host_port);
+  // The destructor does not run when the constructor throws: what is made so far goes first.
+  auto fail = [this](const std::string& what) {
+    SSL_free(ssl_);
+    ssl_ = nullptr;
+    SSL_CTX_free(ctx_);
+    ctx_ = nullptr;
+    close(fd_);
+    fd_ = -1;
+    throw std::runtime_error(what);
+  };
+  if (rc != 0) fail("connecting to " + host_port);
   // A server that stops reading makes a write fail after 20 s instead of hanging the test.
   timeval send_limit{20, 0};
   setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &send_limit, sizeof send_limit);
@@ -51,12 +61,11 @@ RawH2Client::RawH2Client(const std::string& host_port, Options options) : option
   SSL_CTX_set_alpn_protos(ctx_, alpn, sizeof alpn);
   ssl_ = SSL_new(ctx_);
   SSL_set_fd(ssl_, fd_);
-  if (SSL_connect(ssl_) != 1) throw std::runtime_error("TLS handshake with " + host_port);
+  if (SSL_connect(ssl_) != 1) fail("TLS handshake with " + host_port);
   const unsigned char* chosen = nullptr;
   unsigned chosen_len = 0;
   SSL_get0_alpn_selected(ssl_, &chosen, &chosen_len);
-  if (std::string(reinterpret_cast<const char*>(chosen), chosen_len) != "h2")
-    throw std::runtime_error("the server did not negotiate h2");
+  if (std::string(reinterpret_cast<const char*>(chosen), chosen_len) != "h2") fail("the server did not negotiate h2");
   nghttp2_session_callbacks* callbacks = nullptr;
   nghttp2_session_callbacks_new(&callbacks);
   nghttp2_session_callbacks_set_on_frame_recv_callback(
