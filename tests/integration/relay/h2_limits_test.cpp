@@ -360,7 +360,10 @@ TEST_F(relay_h2, DecompressedHeaderFieldsAreNotHeldWhileTheirStreamsStayOpen) {
   // What the proxy holds by design, a 64 KiB window of each stream's body (3.2 MiB), and what the
   // allocator keeps of the lists it freed: measured +14 MiB. The lists decompress to 45 MB; held,
   // they took +139 MiB.
-  EXPECT_LT(growth(before, after), 32 * 1024u);
+  // TSan's allocator adds its own per allocation; the release and ASan trees check it.
+  if (!testing::kThreadSanitizer) {
+    EXPECT_LT(growth(before, after), 32 * 1024u);
+  }
   for (auto id : held) client.cancel(id);
   expect_served(client, *proxy);
   EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
@@ -415,8 +418,11 @@ TEST_F(relay_h2, DecodedHeaderListsWaitingToGoUpstreamAreBoundedPerConnectionAnd
   EXPECT_GT(refused, 0) << "no stream was refused";
   EXPECT_GE(taken, kConnections) << "the budget refused nearly everything";
   EXPECT_EQ(goaways, 0) << "connections were ended instead of streams refused";
-  EXPECT_LT(after, 256u * 1024) << "peak RSS " << after << " KiB";
-  EXPECT_LT(growth(before, after), 192u * 1024);
+  // TSan's allocator adds its own per allocation; the release and ASan trees check the bound.
+  if (!testing::kThreadSanitizer) {
+    EXPECT_LT(after, 256u * 1024) << "peak RSS " << after << " KiB";
+    EXPECT_LT(growth(before, after), 192u * 1024);
+  }
   EXPECT_GT(count_lines_with(proxy->log(), "refused (REFUSED_STREAM)", "decoded request headers"), 0u)
       << proxy->log().substr(0, 4000);
   attackers.clear();
