@@ -1,5 +1,7 @@
 #include "yaml_load.hpp"
 
+#include "faultline/faults/printable.hpp"
+
 #include <yaml-cpp/eventhandler.h>
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -38,28 +40,6 @@ std::string hex_byte(unsigned char byte) {
   return std::string("0x") + digits[byte >> 4] + digits[byte & 0xF];
 }
 
-// The length of the well-formed UTF-8 sequence at text[i]; 0 when there is none (a stray
-// continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut short).
-std::size_t utf8_sequence(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char lead = byte(i);
-  if (lead < 0x80) return 1;
-  std::size_t length = 0;
-  std::uint32_t code = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) length = 2, code = lead & 0x1F;
-  else if (lead >= 0xE0 && lead <= 0xEF) length = 3, code = lead & 0x0F;
-  else if (lead >= 0xF0 && lead <= 0xF4) length = 4, code = lead & 0x07;
-  else return 0;
-  if (i + length > text.size()) return 0;
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    code = (code << 6) | (byte(i + k) & 0x3F);
-  }
-  if (length == 3 && (code < 0x800 || (code >= 0xD800 && code <= 0xDFFF))) return 0;
-  if (length == 4 && (code < 0x10000 || code > 0x10FFFF)) return 0;
-  return length;
-}
-
 // Scenario text is UTF-8 without control characters other than tab and line breaks: what the
 // admin API echoes back as JSON is then always valid, and yaml-cpp never guesses another encoding
 // from NUL bytes. Reports the first offending byte.
@@ -72,7 +52,7 @@ bool check_text(std::string_view text, Errors& errors) {
           "control character " + hex_byte(byte) + " (a scenario is text: only tabs and line breaks are allowed)");
       return false;
     }
-    std::size_t length = utf8_sequence(text, i);
+    std::size_t length = utf8_length_at(text, i);
     if (length == 0) {
       errors.add(position(text, i), "", "invalid UTF-8 (byte " + hex_byte(byte) + "): a scenario is UTF-8 text");
       return false;
