@@ -116,7 +116,12 @@ TEST_F(ProxyTest, ResponsesEqualDirectOnesByteForByte) {
 
 // ---- actions ----------------------------------------------------------------------------------
 
-TEST_F(ProxyTest, RespondAnswers429WithRetryAfterAndAStatusBody) {
+// The fault actions over HTTP/1.1 (TlsClient, curl --http1.1, kubectl with DISABLE_HTTP2). Every
+// action type has at least one test here whose name starts with the type in CamelCase
+// (`drop-response`: DropResponse...); unit.ActionCoverage checks it.
+class ActionOverHttp1 : public ProxyTest {};
+
+TEST_F(ActionOverHttp1, RespondAnswers429WithRetryAfterAndAStatusBody) {
   create_configmap("x");
   arm("  - {name: throttle, match: {verbs: [get], resources: [configmaps], " + match_ns() +
       "}, action: {type: respond, code: 429, retryAfter: 3s}}\n");
@@ -136,7 +141,7 @@ TEST_F(ProxyTest, RespondAnswers429WithRetryAfterAndAStatusBody) {
   EXPECT_THAT(audit_containing("\"rule\":\"throttle\""), HasSubstr("\"rule\":\"throttle\""));
 }
 
-TEST_F(ProxyTest, ResetIsSeenAsEconnreset) {
+TEST_F(ActionOverHttp1, ResetIsSeenAsEconnreset) {
   arm("  - {name: rst, match: {verbs: [list], resources: [configmaps], " + match_ns() + "}, action: {type: reset}}\n");
   auto client = proxied();
   Reply r = client.request(http::verb::get, cm_path());
@@ -145,7 +150,7 @@ TEST_F(ProxyTest, ResetIsSeenAsEconnreset) {
   EXPECT_EQ(fired("rst"), 1u);
 }
 
-TEST_F(ProxyTest, CloseEndsTheConnectionWithoutAnswer) {
+TEST_F(ActionOverHttp1, CloseEndsTheConnectionWithoutAnswer) {
   arm("  - {name: fin, match: {verbs: [list], resources: [configmaps], " + match_ns() + "}, action: {type: close}}\n");
   auto client = proxied();
   Reply r = client.request(http::verb::get, cm_path());
@@ -155,7 +160,7 @@ TEST_F(ProxyTest, CloseEndsTheConnectionWithoutAnswer) {
       << r.error.message();
 }
 
-TEST_F(ProxyTest, DelayHoldsTheRequestThenAnswers) {
+TEST_F(ActionOverHttp1, DelayHoldsTheRequestThenAnswers) {
   arm("  - {name: slow, match: {verbs: [list], resources: [configmaps], " + match_ns() +
       "}, action: {type: delay, latency: 1500ms}}\n");
   auto client = proxied();
@@ -165,7 +170,7 @@ TEST_F(ProxyTest, DelayHoldsTheRequestThenAnswers) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, 1500ms);
 }
 
-TEST_F(ProxyTest, HangNeverAnswersAndClosesAfterItsDuration) {
+TEST_F(ActionOverHttp1, HangNeverAnswersAndClosesAfterItsDuration) {
   arm("  - {name: stuck, match: {verbs: [list], resources: [configmaps], " + match_ns() +
       "}, action: {type: hang, duration: 1s}}\n");
   auto client = proxied();
@@ -176,7 +181,7 @@ TEST_F(ProxyTest, HangNeverAnswersAndClosesAfterItsDuration) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, 1s);
 }
 
-TEST_F(ProxyTest, DropResponseLeavesTheObjectWrittenUpstream) {
+TEST_F(ActionOverHttp1, DropResponseLeavesTheObjectWrittenUpstream) {
   arm("  - {name: lost, match: {verbs: [create], resources: [configmaps], " + match_ns() +
       "}, action: {type: drop-response, then: reset}}\n");
   auto client = proxied();
@@ -187,6 +192,81 @@ TEST_F(ProxyTest, DropResponseLeavesTheObjectWrittenUpstream) {
   auto check = direct();
   EXPECT_EQ(check.request(http::verb::get, cm_path("written")).status, 200);
   EXPECT_THAT(audit_containing("\"action\":\"drop-response\""), HasSubstr("\"action\":\"drop-response\""));
+}
+
+TEST_F(ActionOverHttp1, GoawayGracefulAnswersWithConnectionCloseAndTheNextRequestGoesOnANewConnection) {
+  create_configmap("last");
+  create_configmap("next");
+  arm(rule("drain", "last", "{type: goaway}"));
+  // curl: two requests, one connection if the first answer allows it.
+  CommandResult r =
+      run_command("curl -sS -v --http1.1 --cacert " + shell_quote(env->var("FAULTLINE_CA_CERT")) +
+                  " -o /dev/null -o /dev/null " + shell_quote("https://" + env->proxy_listen() + cm_path("last")) +
+                  " " + shell_quote("https://" + env->proxy_listen() + cm_path("next")));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("< HTTP/1.1 200"));
+  EXPECT_THAT(r.output, HasSubstr("< Connection: close"));
+  EXPECT_THAT(r.output, Not(HasSubstr("Re-using existing connection"))) << r.output;
+  EXPECT_THAT(audit_line(cm_path("last")), HasSubstr("\"proto\":\"h1\""));
+  EXPECT_THAT(audit_line(cm_path("next")), HasSubstr("\"status\":200"));
+  EXPECT_EQ(fired("drain"), 1u);
+}
+
+TEST_F(ActionOverHttp1, GoawayAbruptEndsTheConnectionWithoutAnswer) {
+  create_configmap("victim");
+  arm(rule("away", "victim", "{type: goaway, mode: abrupt, errorCode: ENHANCE_YOUR_CALM}"));
+  auto client = proxied();
+  Reply r = client.request(http::verb::get, cm_path("victim"));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(r.error == asio::ssl::error::stream_truncated || r.error == http::error::end_of_stream ||
+              r.error == asio::error::eof)
+      << r.error.message();
+  EXPECT_EQ(fired("away"), 1u);
+  // The next connection is served (the rule fired once).
+  auto again = proxied();
+  EXPECT_EQ(again.request(http::verb::get, cm_path("victim")).status, 200);
+}
+
+TEST_F(ActionOverHttp1, StallHoldsTheRequestLikeADelayAndTheConnectionGoesOn) {
+  create_configmap("frozen");
+  arm(rule("freeze", "frozen", "{type: stall, duration: 1500ms}"));
+  auto client = proxied();
+  auto start = std::chrono::steady_clock::now();
+  Reply r = client.request(http::verb::get, cm_path("frozen"));
+  ASSERT_FALSE(r.error) << r.error.message();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 1500ms);
+  ASSERT_TRUE(client.connected());
+  EXPECT_EQ(client.request(http::verb::get, cm_path("frozen")).status, 200);  // the same connection
+  EXPECT_THAT(audit_line(cm_path("frozen")), HasSubstr("\"proto\":\"h1\""));
+  EXPECT_EQ(fired("freeze"), 1u);
+}
+
+// The outage of a scenario rule (the admin API's own is below): the request that fires it and
+// every live connection are cut, then the proxy serves again.
+TEST_F(ActionOverHttp1, OutageOfARuleCutsEveryConnectionUntilItEnds) {
+  create_configmap("victim");
+  auto bystander = proxied();
+  ASSERT_EQ(bystander.request(http::verb::get, cm_path()).status, 200);  // a live keep-alive connection
+  arm("  - {name: down, match: {" + match_ns() +
+      ", names: [victim]}, when: {limit: 1}, action: {type: outage, mode: reset, duration: 5s}}\n");
+  auto start = std::chrono::steady_clock::now();
+  auto client = proxied();
+  Reply r = client.request(http::verb::get, cm_path("victim"));
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(r.error) << "the request that started the outage was answered";
+  Reply cut = bystander.request(http::verb::get, cm_path());
+  EXPECT_EQ(cut.status, 0);
+  EXPECT_TRUE(cut.error) << "the live connection survived the outage";
+  int status = 0;
+  for (int i = 0; i < 300 && status != 200; ++i) {
+    std::this_thread::sleep_for(100ms);
+    auto again = proxied();
+    status = again.request(http::verb::get, cm_path("victim")).status;
+  }
+  EXPECT_EQ(status, 200) << "the proxy did not serve again after the outage";
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(fired("down"), 1u);
 }
 
 TEST_F(ProxyTest, OutageRefusesConnectionsThenRecovers) {
@@ -221,15 +301,7 @@ TEST_F(ProxyTest, OutageResetCutsLiveConnectionsAndRecovers) {
 
 // ---- watch actions ----------------------------------------------------------------------------
 
-std::vector<json::object> events_of(const std::string& body) {
-  std::vector<json::object> out;
-  std::istringstream in(body);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(json::parse(line).as_object());
-  return out;
-}
-
-TEST_F(ProxyTest, WatchGoneSendsA410ErrorEventAndEndsTheStream) {
+TEST_F(ActionOverHttp1, WatchGoneSendsA410ErrorEventAndEndsTheStream) {
   create_configmap("a");
   arm("  - {name: expire, match: {" + match_ns() + "}, action: {type: watch-gone, afterEvents: 1}}\n");
   auto client = proxied();
@@ -243,7 +315,7 @@ TEST_F(ProxyTest, WatchGoneSendsA410ErrorEventAndEndsTheStream) {
   EXPECT_EQ(events[1].at("object").at("reason").as_string(), "Expired");
 }
 
-TEST_F(ProxyTest, WatchResetCutsTheStreamAndTheClientReconnects) {
+TEST_F(ActionOverHttp1, WatchResetCutsTheStreamAndTheClientReconnects) {
   create_configmap("a");
   arm("  - {name: cut, match: {" + match_ns() + "}, when: {limit: 1}, action: {type: watch-reset, afterEvents: 1}}\n");
   auto client = proxied();
@@ -262,7 +334,7 @@ TEST_F(ProxyTest, WatchResetCutsTheStreamAndTheClientReconnects) {
   EXPECT_EQ(fired("cut"), 1u);
 }
 
-TEST_F(ProxyTest, WatchInjectSendsADeletedForALiveObjectEvenWhenProtobufWasAsked) {
+TEST_F(ActionOverHttp1, WatchInjectSendsADeletedForALiveObjectEvenWhenProtobufWasAsked) {
   create_configmap("alive");
   arm("  - {name: ghost, match: {" + match_ns() + "}, action: {type: watch-inject, event: DELETED, afterEvents: 1}}\n");
   auto client = proxied();
@@ -283,7 +355,7 @@ TEST_F(ProxyTest, WatchInjectSendsADeletedForALiveObjectEvenWhenProtobufWasAsked
   EXPECT_EQ(check.request(http::verb::get, cm_path("alive")).status, 200);  // it was never deleted
 }
 
-TEST_F(ProxyTest, WatchDropHidesEvents) {
+TEST_F(ActionOverHttp1, WatchDropHidesEvents) {
   create_configmap("a");
   create_configmap("b");
   arm("  - {name: forget, match: {" + match_ns() + "}, action: {type: watch-drop, events: [ADDED], count: 1}}\n");

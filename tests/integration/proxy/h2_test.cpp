@@ -70,23 +70,11 @@ class H2Test : public ProxyTest {
     std::smatch m;
     return std::regex_search(out, m, rst) ? std::string(m[1]) : std::string();
   }
-
-  // The audit line of the request whose path ends with `path_end` (waits for it).
-  std::string audit_line(const std::string& path_end) {
-    std::string needle = path_end + "\"";
-    std::string audit = audit_containing(needle);
-    std::istringstream in(audit);
-    std::string found;
-    for (std::string line; std::getline(in, line);) {
-      if (line.find(needle) != std::string::npos) found = line;
-    }
-    return found;
-  }
-  std::string rule(const std::string& name, const std::string& object, const std::string& action) {
-    return "  - {name: " + name + ", match: {" + match_ns() + ", names: [" + object +
-           "]}, when: {limit: 1}, action: " + action + "}\n";
-  }
 };
+
+// The fault actions over HTTP/2. Every action type has at least one test here whose name starts
+// with the type in CamelCase (`watch-reset`: WatchReset...); unit.ActionCoverage checks it.
+class ActionOverHttp2 : public H2Test {};
 
 // ---- transparent ------------------------------------------------------------------------------
 
@@ -170,7 +158,7 @@ TEST_F(H2Test, Http1OnlyFlagOffersOnlyHttp11) {
 
 // ---- per-stream faults --------------------------------------------------------------------------
 
-TEST_F(H2Test, RespondAnswersTheOneStreamWithAStatus) {
+TEST_F(ActionOverHttp2, RespondAnswersTheOneStreamWithAStatus) {
   arm(rule("throttle", "limited", "{type: respond, code: 429, retryAfter: 2s}"));
   CommandResult r = curl_h2("-i " + shell_quote(proxy_url(cm_path("limited"))));
   EXPECT_THAT(r.output, HasSubstr("HTTP/2 429"));
@@ -179,7 +167,7 @@ TEST_F(H2Test, RespondAnswersTheOneStreamWithAStatus) {
   EXPECT_THAT(audit_line(cm_path("limited")), HasSubstr("\"rule\":\"throttle\""));
 }
 
-TEST_F(H2Test, ResetHitsOnlyItsStreamWithRstStreamInternalError) {
+TEST_F(ActionOverHttp2, ResetHitsOnlyItsStreamWithRstStreamInternalError) {
   create_configmap("bystander");
   arm(rule("rst", "victim", "{type: reset}"));
   CommandResult r = nghttp({cm_path("victim"), cm_path("bystander")});
@@ -191,7 +179,7 @@ TEST_F(H2Test, ResetHitsOnlyItsStreamWithRstStreamInternalError) {
   EXPECT_EQ(fired("rst"), 1u);
 }
 
-TEST_F(H2Test, ResetFailsKubectlWithAStreamError) {
+TEST_F(ActionOverHttp2, ResetFailsKubectlWithAStreamError) {
   arm(rule("rst", "victim", "{type: reset}"));
   CommandResult r =
       run_command(kubectl_cmd(env->proxy->kubeconfig().string()) + " -n " + ns_ + " get configmap victim");
@@ -199,7 +187,7 @@ TEST_F(H2Test, ResetFailsKubectlWithAStreamError) {
   EXPECT_THAT(r.output, HasSubstr("INTERNAL_ERROR")) << r.output;
 }
 
-TEST_F(H2Test, CloseHitsOnlyItsStreamWithRstStreamNoError) {
+TEST_F(ActionOverHttp2, CloseHitsOnlyItsStreamWithRstStreamNoError) {
   create_configmap("bystander");
   arm(rule("fin", "victim", "{type: close}"));
   CommandResult r = nghttp({cm_path("victim"), cm_path("bystander")});
@@ -208,7 +196,7 @@ TEST_F(H2Test, CloseHitsOnlyItsStreamWithRstStreamNoError) {
   EXPECT_EQ(status_of(r.output, stream_of(r.output, cm_path("bystander"))), 200) << r.output;
 }
 
-TEST_F(H2Test, HangHoldsItsStreamWhileTheOthersAreAnsweredThenResetsIt) {
+TEST_F(ActionOverHttp2, HangHoldsItsStreamWhileTheOthersAreAnsweredThenResetsIt) {
   create_configmap("bystander");
   arm(rule("stuck", "victim", "{type: hang, duration: 2s}"));
   CommandResult r = nghttp({cm_path("victim"), cm_path("bystander")});
@@ -222,7 +210,7 @@ TEST_F(H2Test, HangHoldsItsStreamWhileTheOthersAreAnsweredThenResetsIt) {
   EXPECT_LT(answered, ended) << r.output;
 }
 
-TEST_F(H2Test, DelayAnswersLate) {
+TEST_F(ActionOverHttp2, DelayAnswersLate) {
   create_configmap("late");
   arm(rule("slow", "late", "{type: delay, latency: 1500ms}"));
   CommandResult r = curl_h2("-o /dev/null -w '%{http_code}' " + shell_quote(proxy_url(cm_path("late"))));
@@ -233,7 +221,7 @@ TEST_F(H2Test, DelayAnswersLate) {
   EXPECT_GE(std::stoull(m[1]), 1500000u) << line;
 }
 
-TEST_F(H2Test, DropResponseCreatesUpstreamAndResetsTheStream) {
+TEST_F(ActionOverHttp2, DropResponseCreatesUpstreamAndResetsTheStream) {
   arm("  - {name: lost, match: {" + match_ns() +
       ", verbs: [create]}, when: {limit: 1}, action: {type: drop-response}}\n");
   std::string body = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"dropped\"}}";
@@ -246,7 +234,7 @@ TEST_F(H2Test, DropResponseCreatesUpstreamAndResetsTheStream) {
 
 // ---- connection faults ------------------------------------------------------------------------
 
-TEST_F(H2Test, GoawayGracefulAnswersItsStreamAndEndsTheConnection) {
+TEST_F(ActionOverHttp2, GoawayGracefulAnswersItsStreamAndEndsTheConnection) {
   create_configmap("last");
   arm(rule("drain", "last", "{type: goaway}"));
   CommandResult r = nghttp({cm_path("last")});
@@ -256,7 +244,7 @@ TEST_F(H2Test, GoawayGracefulAnswersItsStreamAndEndsTheConnection) {
   EXPECT_THAT(r.output, HasSubstr("(last_stream_id=" + std::to_string(last) + ", error_code=NO_ERROR(0x00)"));
 }
 
-TEST_F(H2Test, GoawayAbruptIsRetriedByKubectlOnANewConnection) {
+TEST_F(ActionOverHttp2, GoawayAbruptIsRetriedByKubectlOnANewConnection) {
   create_configmap("victim");
   arm(rule("away", "victim", "{type: goaway, mode: abrupt, errorCode: ENHANCE_YOUR_CALM}"));
   CommandResult n = nghttp({cm_path("victim")});
@@ -269,7 +257,7 @@ TEST_F(H2Test, GoawayAbruptIsRetriedByKubectlOnANewConnection) {
   EXPECT_EQ(fired("away"), 1u);
 }
 
-TEST_F(H2Test, StallLeavesPingsUnansweredSoClientGoHealthCheckDropsTheConnection) {
+TEST_F(ActionOverHttp2, StallLeavesPingsUnansweredSoClientGoHealthCheckDropsTheConnection) {
   create_configmap("frozen");
   arm(rule("freeze", "frozen", "{type: stall, duration: 20s}"));
   // client-go's HTTP/2 health check: PING after 1 s without frames, give up 1 s later; then
@@ -283,6 +271,94 @@ TEST_F(H2Test, StallLeavesPingsUnansweredSoClientGoHealthCheckDropsTheConnection
   auto rules = json::parse(admin("GET", "/v1/rules").body);
   EXPECT_EQ(rules.at("rules").as_array()[0].at("matched").to_number<std::uint64_t>(), 2u) << rules;
   EXPECT_EQ(fired("freeze"), 1u);
+}
+
+// The outage of a scenario rule: whole connections, as over HTTP/1.1 (refuse: the listener is
+// closed too), then the proxy serves again.
+TEST_F(ActionOverHttp2, OutageOfARuleCutsTheConnectionAndRefusesNewOnesUntilItEnds) {
+  create_configmap("victim");
+  arm("  - {name: down, match: {" + match_ns() +
+      ", names: [victim]}, when: {limit: 1}, action: {type: outage, mode: refuse, duration: 5s}}\n");
+  auto start = std::chrono::steady_clock::now();
+  CommandResult hit =
+      curl_h2("-o /dev/null -w '%{http_version} %{http_code}' " + shell_quote(proxy_url(cm_path("victim"))));
+  EXPECT_NE(hit.exit_code, 0) << hit.output;
+  EXPECT_THAT(hit.output, Not(HasSubstr("2 200")));
+  CommandResult refused = curl_h2("-o /dev/null " + shell_quote(proxy_url(cm_path())));
+  EXPECT_EQ(refused.exit_code, 7) << refused.output;  // CURLE_COULDNT_CONNECT
+  std::string served;
+  for (int i = 0; i < 300 && served != "2 200"; ++i) {
+    std::this_thread::sleep_for(100ms);
+    served =
+        curl_h2("-o /dev/null -w '%{http_version} %{http_code}' " + shell_quote(proxy_url(cm_path("victim")))).output;
+  }
+  EXPECT_EQ(served, "2 200") << "the proxy did not serve again after the outage";
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(fired("down"), 1u);
+}
+
+// ---- watch actions ------------------------------------------------------------------------
+
+TEST_F(ActionOverHttp2, WatchGoneSendsA410ErrorEventAndEndsTheStream) {
+  create_configmap("a");
+  arm("  - {name: expire, match: {" + match_ns() +
+      "}, when: {limit: 1}, action: {type: watch-gone, afterEvents: 1}}\n");
+  CommandResult r = curl_h2("-N --max-time 30 -w '\\n%{http_version} %{http_code}' " +
+                            shell_quote(proxy_url(cm_path() + "?watch=1")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;  // the stream ended by itself
+  auto end = r.output.rfind('\n');
+  EXPECT_EQ(r.output.substr(end), "\n2 200");
+  auto events = events_of(r.output.substr(0, end));
+  ASSERT_EQ(events.size(), 2u) << r.output;
+  EXPECT_EQ(events[0].at("type").as_string(), "ADDED");
+  EXPECT_EQ(events[1].at("type").as_string(), "ERROR");
+  EXPECT_EQ(events[1].at("object").at("code").as_int64(), 410);
+  EXPECT_EQ(events[1].at("object").at("reason").as_string(), "Expired");
+  EXPECT_THAT(audit_line(cm_path() + "?watch=1"), HasSubstr("\"proto\":\"h2\""));
+}
+
+TEST_F(ActionOverHttp2, WatchResetCutsOnlyItsStreamWithRstStreamInternalError) {
+  create_configmap("bystander");
+  arm("  - {name: cut, match: {" + match_ns() + "}, when: {limit: 1}, action: {type: watch-reset, afterEvents: 1}}\n");
+  CommandResult r = nghttp({cm_path() + "?watch=1", cm_path("bystander")}, "--timeout=20");
+  int watch = stream_of(r.output, cm_path() + "?watch=1");
+  int bystander = stream_of(r.output, cm_path("bystander"));
+  ASSERT_GT(watch, 0) << r.output;
+  EXPECT_EQ(status_of(r.output, watch), 200) << r.output;  // the stream began, then was cut
+  EXPECT_EQ(reset_of(r.output, watch), "INTERNAL_ERROR") << r.output;
+  EXPECT_EQ(status_of(r.output, bystander), 200) << r.output;
+  EXPECT_EQ(fired("cut"), 1u);
+}
+
+// curl prints the watch events until --max-time ends it (the stream itself goes on).
+TEST_F(ActionOverHttp2, WatchInjectSendsADeletedForALiveObjectEvenWhenProtobufWasAsked) {
+  create_configmap("alive");
+  arm("  - {name: ghost, match: {" + match_ns() +
+      "}, when: {limit: 1}, action: {type: watch-inject, event: DELETED, afterEvents: 1}}\n");
+  CommandResult r =
+      curl_h2("-N --max-time 4 -H 'Accept: application/vnd.kubernetes.protobuf;stream=watch, application/json' " +
+              shell_quote(proxy_url(cm_path() + "?watch=1")));
+  EXPECT_EQ(r.exit_code, 28) << r.output;  // CURLE_OPERATION_TIMEDOUT: the stream stayed open
+  auto events = events_of(r.output.substr(0, r.output.rfind("curl:")));
+  ASSERT_EQ(events.size(), 2u) << r.output;
+  EXPECT_EQ(events[0].at("type").as_string(), "ADDED");
+  EXPECT_EQ(events[1].at("type").as_string(), "DELETED");
+  EXPECT_EQ(events[1].at("object").at("metadata").at("name").as_string(), "alive");
+  EXPECT_THAT(kubectl_direct("-n " + ns_ + " get configmap alive -o name"), HasSubstr("configmap/alive"));
+  EXPECT_THAT(audit_line(cm_path() + "?watch=1"), HasSubstr("\"proto\":\"h2\""));
+}
+
+TEST_F(ActionOverHttp2, WatchDropHidesEvents) {
+  create_configmap("a");
+  create_configmap("b");
+  arm("  - {name: forget, match: {" + match_ns() +
+      "}, when: {limit: 1}, action: {type: watch-drop, events: [ADDED], count: 1}}\n");
+  CommandResult r = curl_h2("-N --max-time 4 " + shell_quote(proxy_url(cm_path() + "?watch=1")));
+  EXPECT_EQ(r.exit_code, 28) << r.output;
+  auto events = events_of(r.output.substr(0, r.output.rfind("curl:")));
+  ASSERT_EQ(events.size(), 1u) << r.output;
+  EXPECT_EQ(events[0].at("object").at("metadata").at("name").as_string(), "b");
+  EXPECT_THAT(audit_line(cm_path() + "?watch=1"), HasSubstr("\"proto\":\"h2\""));
 }
 
 // ---- limits --------------------------------------------------------------------------------

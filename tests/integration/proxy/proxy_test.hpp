@@ -9,10 +9,14 @@
 #include <boost/json.hpp>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "faultline/net/kubeconfig.hpp"
 #include "stack_fixture.hpp"
@@ -26,6 +30,15 @@ namespace json = boost::json;
 // The program's stack and proxy (set up by main()).
 extern StackWithProxy* env;
 
+// The events of a watch body (JSON, one per line).
+inline std::vector<json::object> events_of(const std::string& body) {
+  std::vector<json::object> out;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(json::parse(line).as_object());
+  return out;
+}
+
 struct AdminReply {
   int code = 0;
   std::string body;
@@ -35,9 +48,11 @@ class ProxyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(env->ready()) << env->why_not_ready();
-    ns_ = boost::algorithm::to_lower_copy("it-" +
-                                          std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    ns_ = ns_.substr(0, 60);
+    // A namespace of its own per test, suite and name (the same name in two suites, as for an action
+    // over HTTP/1.1 and over HTTP/2, must not meet the other's namespace still being deleted).
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string full = boost::algorithm::to_lower_copy(std::string(test->test_suite_name()) + "-" + test->name());
+    ns_ = "it-" + (full.size() <= 60 ? full : full.substr(0, 51) + "-" + hex8(std::hash<std::string>{}(full)));
     kubectl_direct("create namespace " + ns_);
   }
   void TearDown() override {
@@ -94,6 +109,23 @@ class ProxyTest : public ::testing::Test {
     reply.body = out.substr(0, nl);
     reply.code = std::atoi(out.substr(nl + 1).c_str());
     return reply;
+  }
+
+  // The audit line of the request whose path ends with `path_end` (waits for it).
+  std::string audit_line(const std::string& path_end) {
+    std::string needle = path_end + "\"";
+    std::string audit = audit_containing(needle);
+    std::istringstream in(audit);
+    std::string found;
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(needle) != std::string::npos) found = line;
+    }
+    return found;
+  }
+  // One rule on the object `object` of the test's namespace that fires once.
+  std::string rule(const std::string& name, const std::string& object, const std::string& action) {
+    return "  - {name: " + name + ", match: {" + match_ns() + ", names: [" + object +
+           "]}, when: {limit: 1}, action: " + action + "}\n";
   }
 
   // Loads a scenario with the given rules (YAML list items) and arms it.
@@ -157,6 +189,11 @@ class ProxyTest : public ::testing::Test {
     return "/api/v1/namespaces/" + ns_ + "/configmaps" + (name.empty() ? "" : "/" + name);
   }
   std::string match_ns() { return "namespaces: [" + ns_ + "]"; }
+  static std::string hex8(std::size_t value) {
+    char out[9];
+    std::snprintf(out, sizeof out, "%08zx", value & 0xffffffffu);
+    return out;
+  }
 
   std::string ns_;
 };
