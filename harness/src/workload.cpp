@@ -5,6 +5,7 @@
 #include <deque>
 
 #include "faultline/harness/async.hpp"
+#include "faultline/harness/poll.hpp"
 #include "faultline/harness/token_bucket.hpp"
 
 namespace faultline::harness {
@@ -72,6 +73,23 @@ json::value make_node(const std::string& name, const std::map<std::string, std::
   };
 }
 
+bool node_ready(const json::value& node) {
+  const auto* status = node.as_object().if_contains("status");
+  const auto* conditions =
+      status != nullptr && status->is_object() ? status->as_object().if_contains("conditions") : nullptr;
+  if (conditions == nullptr || !conditions->is_array()) return false;
+  return std::any_of(conditions->get_array().begin(), conditions->get_array().end(), [](const json::value& c) {
+    return c.at("type").as_string() == "Ready" && c.at("status").as_string() == "True";
+  });
+}
+
+asio::awaitable<std::set<std::string>> ready_kwok_nodes(KubeClient& client) {
+  std::set<std::string> ready;
+  for (const auto& node : (co_await client.list("/api/v1/nodes", "type=kwok")).items)
+    if (node_ready(node)) ready.insert(std::string(node.at("metadata").at("name").as_string()));
+  co_return ready;
+}
+
 std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& scheduler_under_test) {
   const std::string& n = t.scheduler_name;
   if (n.empty() || n == "yunikorn" || n == "default-scheduler") {
@@ -134,14 +152,10 @@ asio::awaitable<std::uint64_t> Workload::delete_leftover_pods(std::chrono::secon
   const std::string target = with_query(pods, {{"labelSelector", selector}, {"gracePeriodSeconds", "0"}});
   HttpResult res = co_await client_.request("DELETE", target);
   if (res.status != 200) throw ApiError(res.status, "", "delete leftover pods: HTTP " + std::to_string(res.status));
-  auto deadline = clock_.now() + timeout;
-  while (!(co_await client_.list(pods, selector)).items.empty()) {
-    if (clock_.now() > deadline) {
-      throw std::runtime_error("pods left by an earlier run are still there after " + std::to_string(timeout.count()) +
-                               "s");
-    }
-    co_await sleep_for(std::chrono::milliseconds(250));
-  }
+  co_await poll_until(
+      clock_, {timeout, std::chrono::milliseconds(250)},
+      [&]() -> asio::awaitable<bool> { co_return (co_await client_.list(pods, selector)).items.empty(); },
+      [&] { return "pods left by an earlier run are still there after " + std::to_string(timeout.count()) + "s"; });
   progress_("deleted " + std::to_string(left) + " leftover pods", true);
   co_return left;
 }
@@ -174,29 +188,21 @@ asio::awaitable<NodesResult> Workload::create_nodes(unsigned concurrency) {
 }
 
 asio::awaitable<void> Workload::wait_nodes_ready(std::chrono::seconds timeout) {
-  auto deadline = clock_.now() + timeout;
-  for (;;) {
-    std::uint64_t ready = 0;
-    const ListResult nodes = co_await client_.list("/api/v1/nodes", "type=kwok");
-    for (const auto& node : nodes.items) {
-      const auto* conditions = node.at("status").as_object().if_contains("conditions");
-      if (conditions == nullptr || !conditions->is_array()) continue;
-      for (const auto& c : conditions->get_array()) {
-        if (c.at("type").as_string() == "Ready" && c.at("status").as_string() == "True") ++ready;
-      }
-    }
+  const std::string count = std::to_string(spec_.nodes.count);
+  std::size_t ready = 0;
+  const auto all_ready = [&]() -> asio::awaitable<bool> {
+    ready = (co_await ready_kwok_nodes(client_)).size();
     if (ready >= spec_.nodes.count) {
       progress_("nodes: " + std::to_string(ready) + " Ready", true);
-      co_return;
+      co_return true;
     }
-    if (clock_.now() > deadline) {
-      throw std::runtime_error("only " + std::to_string(ready) + " of " + std::to_string(spec_.nodes.count) +
-                               " KWOK nodes became Ready within " + std::to_string(timeout.count()) +
-                               "s (is the kwok controller running with the node stages?)");
-    }
-    progress_("nodes: " + std::to_string(ready) + "/" + std::to_string(spec_.nodes.count) + " Ready", false);
-    co_await sleep_for(std::chrono::milliseconds(500));
-  }
+    progress_("nodes: " + std::to_string(ready) + "/" + count + " Ready", false);
+    co_return false;
+  };
+  co_await poll_until(clock_, {timeout, std::chrono::milliseconds(500)}, all_ready, [&] {
+    return "only " + std::to_string(ready) + " of " + count + " KWOK nodes became Ready within " +
+           std::to_string(timeout.count()) + "s (is the kwok controller running with the node stages?)";
+  });
 }
 
 asio::awaitable<PhaseResult> Workload::run_phase(const faults::Phase& phase,
