@@ -4,13 +4,20 @@
 #include <boost/json.hpp>
 #include <deque>
 
+#include "faultline/faults/yaml_json.hpp"
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/poll.hpp"
 #include "faultline/harness/token_bucket.hpp"
+#include "kwok_node_manifest.hpp"
 
 namespace faultline::harness {
 namespace json = boost::json;
 namespace {
+
+void replace_all(std::string& text, std::string_view placeholder, std::string_view value) {
+  for (auto at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at + value.size()))
+    text.replace(at, placeholder.size(), value);
+}
 
 json::object string_map(const std::map<std::string, std::string>& m) {
   json::object o;
@@ -45,32 +52,15 @@ std::string node_name(std::uint64_t index) { return "kwok-node-" + std::to_strin
 std::string pod_name(const std::string& phase, std::uint64_t index) { return fmt::format("{}-{:05}", phase, index); }
 
 json::value make_node(const std::string& name, const std::map<std::string, std::string>& capacity) {
-  json::object cap = string_map(capacity);
-  return json::object{
-      {"apiVersion", "v1"},
-      {"kind", "Node"},
-      {"metadata",
-       {{"name", name},
-        {"annotations", {{"kwok.x-k8s.io/node", "fake"}, {"node.alpha.kubernetes.io/ttl", "0"}}},
-        {"labels",
-         {{"type", "kwok"},
-          {"kubernetes.io/hostname", name},
-          {"kubernetes.io/os", "linux"},
-          {"kubernetes.io/arch", "amd64"},
-          {"kubernetes.io/role", "agent"},
-          {"node-role.kubernetes.io/agent", ""}}}}},
-      {"spec",
-       {{"taints",
-         json::array{json::object{{"key", "kwok.x-k8s.io/node"}, {"value", "fake"}, {"effect", "NoSchedule"}}}}}},
-      {"status",
-       {{"capacity", cap},
-        {"allocatable", cap},
-        {"nodeInfo",
-         {{"architecture", "amd64"},
-          {"operatingSystem", "linux"},
-          {"kubeletVersion", "fake"},
-          {"kubeProxyVersion", "fake"}}}}},
-  };
+  std::string capacity_yaml;  // a flow mapping of JSON strings, which YAML reads as they are
+  for (const auto& [resource, amount] : capacity)
+    capacity_yaml += (capacity_yaml.empty() ? "" : ", ") + json::serialize(json::string(resource)) + ": " +
+                     json::serialize(json::string(amount));
+  capacity_yaml = "{" + capacity_yaml + "}";
+  std::string manifest(kwok_node_manifest());
+  replace_all(manifest, "${NAME}", name);
+  replace_all(manifest, "${CAPACITY}", capacity_yaml);
+  return json::parse(faults::yaml_to_json(manifest, "scripts/stack.d/kwok-node.yaml"));
 }
 
 bool node_ready(const json::value& node) {

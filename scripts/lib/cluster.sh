@@ -1,5 +1,5 @@
 # Helpers shared by the cluster scripts (scripts/stack, scripts/kind), sourced after each script
-# has set `run_dir`, `nodes`, `say` and `kubectl_admin`.
+# has set `repo`, `run_dir`, `nodes`, `say` and `kubectl_admin`.
 # shellcheck shell=bash disable=SC2154 # run_dir and nodes belong to the sourcing script
 
 now_ms() { date +%s%3N; }
@@ -25,6 +25,18 @@ own_pid() { # name
 # A TCP port on 127.0.0.1 that is free now.
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# The KWOK nodes kwok-node-0..COUNT-1, 32 CPUs, 256Gi and 110 pods each, as one manifest: the
+# node of scripts/stack.d/kwok-node.yaml, which the harness creates its nodes from too.
+# shellcheck disable=SC2016 # the placeholders are literal text
+kwok_nodes_manifest() { # count
+  local i template
+  template=$(<"$repo/scripts/stack.d/kwok-node.yaml")
+  template=${template//'${CAPACITY}'/'{cpu: "32", memory: 256Gi, pods: "110"}'}
+  for ((i = 0; i < $1; i++)); do
+    printf -- '---\n%s\n' "${template//'${NAME}'/kwok-node-$i}"
+  done
 }
 
 # True once `nodes` KWOK nodes (label type=kwok) report Ready.
