@@ -1,12 +1,14 @@
-# Helpers shared by the cluster scripts (scripts/stack, scripts/kind), sourced after each script
-# has set `repo`, `run_dir`, `nodes`, `say` and `kubectl_admin`.
+# Helpers shared by the scripts that drive a cluster (scripts/stack, scripts/kind, scripts/airflow),
+# sourced once `repo` is set; the functions use `run_dir`, `nodes`, `say` and `kubectl_admin` of the
+# sourcing script.
 # shellcheck shell=bash disable=SC2154 # run_dir and nodes belong to the sourcing script
 
 now_ms() { date +%s%3N; }
 
-# Key=value state of one run dir (the last value of a key wins).
-state_set() { echo "$1=$2" >>"$run_dir/state"; }
-state_get() { sed -n "s/^$1=//p" "$run_dir/state" 2>/dev/null | tail -1; }
+# Key=value state of one run dir, DIR/state or the file `state_file` names (the last value of a key
+# wins).
+state_set() { echo "$1=$2" >>"${state_file:-$run_dir/state}"; }
+state_get() { sed -n "s/^$1=//p" "${state_file:-$run_dir/state}" 2>/dev/null | tail -1; }
 
 # Start time of a process (clock ticks since boot): with the pid it names the process uniquely,
 # so `down` never signals a recycled pid that belongs to someone else. Nothing for a zombie (a
