@@ -24,6 +24,27 @@ own_pid() { # name
   echo "$pid"
 }
 
+# Runs PROBE... until it succeeds, EVERY seconds apart, for at most WITHIN seconds; with --while
+# NAME, only while the process recorded as DIR/pids/NAME runs (own_pid). Returns 0 once the probe
+# succeeded, 1 when the time was up, 2 when the process had exited. The scripts' one way to wait.
+poll_until() { # [--while name] within every probe...
+  local running=""
+  if [[ $1 == --while ]]; then
+    running=$2
+    shift 2
+  fi
+  local deadline=$((SECONDS + $1)) every=$2
+  shift 2
+  until "$@"; do
+    [[ -z $running ]] || own_pid "$running" >/dev/null || return 2
+    ((SECONDS < deadline)) || return 1
+    sleep "$every"
+  done
+}
+
+# True once the process with this pid is gone (or a zombie).
+process_gone() { [[ -z $(proc_start "$1") ]]; }
+
 # A TCP port on 127.0.0.1 that is free now.
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
