@@ -210,13 +210,14 @@ CLANG_FORMAT ?= clang-format-14
 format: deps
 	$(CLANG_FORMAT) -i $(CXX_SOURCES)
 
-# Every shell script of the project (files under scripts/ and tests/integration/{kind,components} that start
-# with a bash shebang), every C++ source in the style of .clang-format (`make format` fixes what
-# this reports), the GitHub Actions workflows (scripts/actionlint), and the user documentation
-# against the code (scripts/check-docs: links and anchors, make targets, the flags of the programs
-# and scripts, the scenario keys the loader accepts; it runs the release tree's two programs).
+# Every shell script of the project (files under scripts/, tests/integration/{kind,components} and
+# tests/unit/scripts that start with a bash shebang), every C++ source in the style of
+# .clang-format (`make format` fixes what this reports), the GitHub Actions workflows
+# (scripts/actionlint), and the user documentation against the code (scripts/check-docs: links and
+# anchors, make targets, the flags of the programs and scripts, the scenario keys the loader
+# accepts; it runs the release tree's two programs).
 lint: deps bins
-	shellcheck -x .ci/run scripts/lib/*.sh $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind tests/integration/components)
+	shellcheck -x .ci/run scripts/lib/*.sh $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind tests/integration/components tests/unit/scripts)
 	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
 	scripts/actionlint
 	scripts/check-docs --proxy $(BUILD_DIR)/proxy/faultline-proxy --harness $(BUILD_DIR)/harness/faultline-harness

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "faultline/faults/request.hpp"
+#include "faultline/harness/poll.hpp"
 
 extern char** environ;
 
@@ -101,11 +102,9 @@ int StackProcesses::signal(std::string_view component, int sig) const {
 
 asio::awaitable<void> StackProcesses::await_state(int pid, bool (*done)(char), milliseconds limit,
                                                   const std::string& what) const {
-  auto deadline = clock_.now() + limit;
-  while (!done(state(pid))) {
-    if (clock_.now() > deadline) throw std::runtime_error(what);
-    co_await sleep_for(milliseconds(20));
-  }
+  co_await poll_until(
+      clock_, {limit, milliseconds(20)}, [&]() -> asio::awaitable<bool> { co_return done(state(pid)); },
+      [&] { return what; });
 }
 
 asio::awaitable<void> StackProcesses::run_stack(std::string_view command, std::string_view component,
@@ -132,19 +131,18 @@ asio::awaitable<void> StackProcesses::run_stack(std::string_view command, std::s
   const std::string what = script_.filename().string() + " " + std::string(command) + " " + std::string(component);
   if (rc != 0) throw std::runtime_error(what + ": cannot run " + script_.string() + ": " + std::strerror(rc));
   // The script bounds its own wait (--timeout); this bound only catches a script that hangs.
-  auto deadline = clock_.now() + timeout + seconds(30);
   int status = 0;
-  for (;;) {
+  const auto exited = [&]() -> asio::awaitable<bool> {
     pid_t done = ::waitpid(child, &status, WNOHANG);
-    if (done == child) break;
     if (done < 0 && errno != EINTR) throw std::runtime_error(what + ": waitpid: " + std::strerror(errno));
-    if (clock_.now() > deadline) {
-      ::kill(child, SIGKILL);
-      ::waitpid(child, &status, 0);
-      throw std::runtime_error(what + ": did not finish within " + std::to_string(timeout.count() + 30) + "s");
-    }
-    co_await sleep_for(kPoll);
-  }
+    co_return done == child;
+  };
+  const auto hung = [&] {
+    ::kill(child, SIGKILL);
+    ::waitpid(child, &status, 0);
+    return what + ": did not finish within " + std::to_string(timeout.count() + 30) + "s";
+  };
+  co_await poll_until(clock_, {timeout + seconds(30), kPoll}, exited, hung);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error(
         what + " failed (" +

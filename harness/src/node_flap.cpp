@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "faultline/harness/async.hpp"
+#include "faultline/harness/poll.hpp"
 #include "faultline/harness/services.hpp"
 
 #include "faultline/harness/gcc12_coroutine_frames.hpp"
@@ -18,6 +19,7 @@ using std::chrono::seconds;
 
 constexpr seconds kSelectWithin{30};  // a flap waits this long for nodes with pods in flight
 constexpr seconds kReadyWithin{120};  // and for the nodes it created again to be Ready
+constexpr milliseconds kPoll{250};
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
@@ -27,19 +29,6 @@ std::string joined(const std::vector<std::string>& names) {
 
 std::string seconds_text(faults::Clock::duration d) {
   return fmt::format("{:.1f}s", std::chrono::duration<double>(d).count());
-}
-
-asio::awaitable<std::set<std::string>> ready_nodes(KubeClient& client) {
-  std::set<std::string> ready;
-  const ListResult nodes = co_await client.list("/api/v1/nodes", "type=kwok");
-  for (const auto& node : nodes.items) {
-    const auto* conditions = node.at("status").as_object().if_contains("conditions");
-    if (conditions == nullptr || !conditions->is_array()) continue;
-    for (const auto& c : conditions->get_array())
-      if (c.at("type").as_string() == "Ready" && c.at("status").as_string() == "True")
-        ready.insert(std::string(node.at("metadata").at("name").as_string()));
-  }
-  co_return ready;
 }
 
 }  // namespace
@@ -80,18 +69,17 @@ asio::awaitable<StepRecord> run_node_flap(const faults::Phase& step, NodeFlapCon
     for (std::uint64_t i = 0; i < ctx.pool.count; ++i) candidates.insert(node_name(i));
     std::vector<std::string> nodes;
     std::map<std::string, PodsInFlight> in_flight;
-    const auto select_deadline = ctx.clock.now() + kSelectWithin;
-    for (;;) {
+    const auto picked = [&]() -> asio::awaitable<bool> {
       std::optional<YunikornSnapshot> yunikorn;
       if (!ctx.yunikorn_url.empty()) yunikorn = co_await take_yunikorn_snapshot(ctx.yunikorn_url);
       in_flight = pods_in_flight(ctx.pods.snapshot(), yunikorn);
       nodes = pick_flap_nodes(in_flight, candidates, flap.nodes);
-      if (!nodes.empty()) break;
-      if (ctx.clock.now() > select_deadline)
-        throw std::runtime_error("no node had pods in flight (allocated or bound, not Running) within " +
-                                 std::to_string(kSelectWithin.count()) + "s: nothing to flap");
-      co_await sleep_for(milliseconds(250));
-    }
+      co_return !nodes.empty();
+    };
+    co_await poll_until(ctx.clock, {kSelectWithin, kPoll}, picked, [] {
+      return "no node had pods in flight (allocated or bound, not Running) within " +
+             std::to_string(kSelectWithin.count()) + "s: nothing to flap";
+    });
     PodsInFlight held;
     for (const auto& n : nodes) {
       held.allocated += in_flight[n].allocated;
@@ -117,15 +105,13 @@ asio::awaitable<StepRecord> run_node_flap(const faults::Phase& step, NodeFlapCon
       co_await ctx.client.create("/api/v1/nodes", std::move(node));
     }
     record.detail += "; created again after " + seconds_text(ctx.clock.now() - t0);
-    const auto ready_deadline = ctx.clock.now() + kReadyWithin;
-    for (;;) {
-      const std::set<std::string> ready = co_await ready_nodes(ctx.client);
-      if (std::all_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return ready.contains(n); })) break;
-      if (ctx.clock.now() > ready_deadline)
-        throw std::runtime_error("the nodes created again were not all Ready within " +
-                                 std::to_string(kReadyWithin.count()) + "s");
-      co_await sleep_for(milliseconds(250));
-    }
+    const auto all_ready = [&]() -> asio::awaitable<bool> {
+      const std::set<std::string> ready = co_await ready_kwok_nodes(ctx.client);
+      co_return std::all_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return ready.contains(n); });
+    };
+    co_await poll_until(ctx.clock, {kReadyWithin, kPoll}, all_ready, [] {
+      return "the nodes created again were not all Ready within " + std::to_string(kReadyWithin.count()) + "s";
+    });
     record.recovered = WallClock::now();
     record.detail += ", Ready " + seconds_text(ctx.clock.now() - t0) + " after the delete";
     ctx.progress("node flap " + step.name + ": " + record.detail, true);

@@ -9,6 +9,7 @@
 #include "faultline/harness/component_faults.hpp"
 #include "faultline/harness/node_flap.hpp"
 #include "faultline/harness/pod_watcher.hpp"
+#include "faultline/harness/poll.hpp"
 #include "faultline/harness/services.hpp"
 #include "faultline/harness/soak.hpp"
 #include "faultline/harness/token_bucket.hpp"
@@ -451,22 +452,20 @@ class Runner {
   }
 
   asio::awaitable<void> wait_yunikorn_nodes() {
-    auto deadline = clock_.now() + o_.node_ready_timeout;
-    for (;;) {
-      auto snapshot = co_await take_yunikorn_snapshot(o_.yunikorn_url, nullptr, "default", o_.limits);
-      if (snapshot.nodes.size() >= workload_spec_.nodes.count) {
-        progress_("YuniKorn knows " + std::to_string(snapshot.nodes.size()) + " nodes", true);
-        co_return;
+    const std::string count = std::to_string(workload_spec_.nodes.count);
+    std::size_t known = 0;
+    const auto registered = [&]() -> asio::awaitable<bool> {
+      known = (co_await take_yunikorn_snapshot(o_.yunikorn_url, nullptr, "default", o_.limits)).nodes.size();
+      if (known >= workload_spec_.nodes.count) {
+        progress_("YuniKorn knows " + std::to_string(known) + " nodes", true);
+        co_return true;
       }
-      if (clock_.now() > deadline) {
-        throw std::runtime_error("YuniKorn registered only " + std::to_string(snapshot.nodes.size()) + " of " +
-                                 std::to_string(workload_spec_.nodes.count) + " nodes");
-      }
-      progress_("waiting for YuniKorn to register nodes: " + std::to_string(snapshot.nodes.size()) + "/" +
-                    std::to_string(workload_spec_.nodes.count),
-                false);
-      co_await sleep_for(milliseconds(500));
-    }
+      progress_("waiting for YuniKorn to register nodes: " + std::to_string(known) + "/" + count, false);
+      co_return false;
+    };
+    co_await poll_until(clock_, {o_.node_ready_timeout, milliseconds(500)}, registered, [&] {
+      return "YuniKorn registered only " + std::to_string(known) + " of " + count + " nodes";
+    });
   }
 
   // Time zero of the faults: the proxy's rules and the component faults.

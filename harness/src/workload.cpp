@@ -4,12 +4,20 @@
 #include <boost/json.hpp>
 #include <deque>
 
+#include "faultline/faults/yaml_json.hpp"
 #include "faultline/harness/async.hpp"
+#include "faultline/harness/poll.hpp"
 #include "faultline/harness/token_bucket.hpp"
+#include "kwok_node_manifest.hpp"
 
 namespace faultline::harness {
 namespace json = boost::json;
 namespace {
+
+void replace_all(std::string& text, std::string_view placeholder, std::string_view value) {
+  for (auto at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at + value.size()))
+    text.replace(at, placeholder.size(), value);
+}
 
 json::object string_map(const std::map<std::string, std::string>& m) {
   json::object o;
@@ -44,32 +52,32 @@ std::string node_name(std::uint64_t index) { return "kwok-node-" + std::to_strin
 std::string pod_name(const std::string& phase, std::uint64_t index) { return fmt::format("{}-{:05}", phase, index); }
 
 json::value make_node(const std::string& name, const std::map<std::string, std::string>& capacity) {
-  json::object cap = string_map(capacity);
-  return json::object{
-      {"apiVersion", "v1"},
-      {"kind", "Node"},
-      {"metadata",
-       {{"name", name},
-        {"annotations", {{"kwok.x-k8s.io/node", "fake"}, {"node.alpha.kubernetes.io/ttl", "0"}}},
-        {"labels",
-         {{"type", "kwok"},
-          {"kubernetes.io/hostname", name},
-          {"kubernetes.io/os", "linux"},
-          {"kubernetes.io/arch", "amd64"},
-          {"kubernetes.io/role", "agent"},
-          {"node-role.kubernetes.io/agent", ""}}}}},
-      {"spec",
-       {{"taints",
-         json::array{json::object{{"key", "kwok.x-k8s.io/node"}, {"value", "fake"}, {"effect", "NoSchedule"}}}}}},
-      {"status",
-       {{"capacity", cap},
-        {"allocatable", cap},
-        {"nodeInfo",
-         {{"architecture", "amd64"},
-          {"operatingSystem", "linux"},
-          {"kubeletVersion", "fake"},
-          {"kubeProxyVersion", "fake"}}}}},
-  };
+  std::string capacity_yaml;  // a flow mapping of JSON strings, which YAML reads as they are
+  for (const auto& [resource, amount] : capacity)
+    capacity_yaml += (capacity_yaml.empty() ? "" : ", ") + json::serialize(json::string(resource)) + ": " +
+                     json::serialize(json::string(amount));
+  capacity_yaml = "{" + capacity_yaml + "}";
+  std::string manifest(kwok_node_manifest());
+  replace_all(manifest, "${NAME}", name);
+  replace_all(manifest, "${CAPACITY}", capacity_yaml);
+  return json::parse(faults::yaml_to_json(manifest, "scripts/stack.d/kwok-node.yaml"));
+}
+
+bool node_ready(const json::value& node) {
+  const auto* status = node.as_object().if_contains("status");
+  const auto* conditions =
+      status != nullptr && status->is_object() ? status->as_object().if_contains("conditions") : nullptr;
+  if (conditions == nullptr || !conditions->is_array()) return false;
+  return std::any_of(conditions->get_array().begin(), conditions->get_array().end(), [](const json::value& c) {
+    return c.at("type").as_string() == "Ready" && c.at("status").as_string() == "True";
+  });
+}
+
+asio::awaitable<std::set<std::string>> ready_kwok_nodes(KubeClient& client) {
+  std::set<std::string> ready;
+  for (const auto& node : (co_await client.list("/api/v1/nodes", "type=kwok")).items)
+    if (node_ready(node)) ready.insert(std::string(node.at("metadata").at("name").as_string()));
+  co_return ready;
 }
 
 std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& scheduler_under_test) {
@@ -134,14 +142,10 @@ asio::awaitable<std::uint64_t> Workload::delete_leftover_pods(std::chrono::secon
   const std::string target = with_query(pods, {{"labelSelector", selector}, {"gracePeriodSeconds", "0"}});
   HttpResult res = co_await client_.request("DELETE", target);
   if (res.status != 200) throw ApiError(res.status, "", "delete leftover pods: HTTP " + std::to_string(res.status));
-  auto deadline = clock_.now() + timeout;
-  while (!(co_await client_.list(pods, selector)).items.empty()) {
-    if (clock_.now() > deadline) {
-      throw std::runtime_error("pods left by an earlier run are still there after " + std::to_string(timeout.count()) +
-                               "s");
-    }
-    co_await sleep_for(std::chrono::milliseconds(250));
-  }
+  co_await poll_until(
+      clock_, {timeout, std::chrono::milliseconds(250)},
+      [&]() -> asio::awaitable<bool> { co_return (co_await client_.list(pods, selector)).items.empty(); },
+      [&] { return "pods left by an earlier run are still there after " + std::to_string(timeout.count()) + "s"; });
   progress_("deleted " + std::to_string(left) + " leftover pods", true);
   co_return left;
 }
@@ -174,29 +178,21 @@ asio::awaitable<NodesResult> Workload::create_nodes(unsigned concurrency) {
 }
 
 asio::awaitable<void> Workload::wait_nodes_ready(std::chrono::seconds timeout) {
-  auto deadline = clock_.now() + timeout;
-  for (;;) {
-    std::uint64_t ready = 0;
-    const ListResult nodes = co_await client_.list("/api/v1/nodes", "type=kwok");
-    for (const auto& node : nodes.items) {
-      const auto* conditions = node.at("status").as_object().if_contains("conditions");
-      if (conditions == nullptr || !conditions->is_array()) continue;
-      for (const auto& c : conditions->get_array()) {
-        if (c.at("type").as_string() == "Ready" && c.at("status").as_string() == "True") ++ready;
-      }
-    }
+  const std::string count = std::to_string(spec_.nodes.count);
+  std::size_t ready = 0;
+  const auto all_ready = [&]() -> asio::awaitable<bool> {
+    ready = (co_await ready_kwok_nodes(client_)).size();
     if (ready >= spec_.nodes.count) {
       progress_("nodes: " + std::to_string(ready) + " Ready", true);
-      co_return;
+      co_return true;
     }
-    if (clock_.now() > deadline) {
-      throw std::runtime_error("only " + std::to_string(ready) + " of " + std::to_string(spec_.nodes.count) +
-                               " KWOK nodes became Ready within " + std::to_string(timeout.count()) +
-                               "s (is the kwok controller running with the node stages?)");
-    }
-    progress_("nodes: " + std::to_string(ready) + "/" + std::to_string(spec_.nodes.count) + " Ready", false);
-    co_await sleep_for(std::chrono::milliseconds(500));
-  }
+    progress_("nodes: " + std::to_string(ready) + "/" + count + " Ready", false);
+    co_return false;
+  };
+  co_await poll_until(clock_, {timeout, std::chrono::milliseconds(500)}, all_ready, [&] {
+    return "only " + std::to_string(ready) + " of " + count + " KWOK nodes became Ready within " +
+           std::to_string(timeout.count()) + "s (is the kwok controller running with the node stages?)";
+  });
 }
 
 asio::awaitable<PhaseResult> Workload::run_phase(const faults::Phase& phase,

@@ -1,7 +1,7 @@
 // End-to-end test of the local stack (scripts/stack): starts a real cluster of processes in a
 // temporary run dir, then checks what a user would check, through the real APIs:
 //   - `kubectl get nodes` shows the KWOK nodes Ready;
-//   - a pod with the scheduler's schedulerName is bound and Running within 10 s;
+//   - a pod with the scheduler's schedulerName and the KWOK toleration is bound and Running within 10 s;
 //   - YuniKorn: its REST API shows the pod as an allocation in queue root.default on that node;
 //   - through faultline-proxy: the proxy's audit shows the scheduler's bind crossing it.
 // The stack is torn down in every case (TearDown runs after failed assertions too) and the test
@@ -108,6 +108,7 @@ class StackE2E : public testing::TestWithParam<StackVariant> {
     std::ofstream(manifest) << "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " << name
                             << "\n  namespace: faultline\n  labels: {applicationId: " << name
                             << "}\nspec:\n  schedulerName: " << env_["FAULTLINE_SCHEDULER_NAME"]
+                            << "\n  tolerations: [{key: kwok.x-k8s.io/node, operator: Exists, effect: NoSchedule}]"
                             << "\n  containers:\n  - name: main\n    image: registry.invalid/fake:1\n"
                             << "    resources: {requests: {cpu: 100m, memory: 64Mi}}\n";
     const auto created = kubectl("create -f " + shell_quote(manifest.string()));

@@ -184,6 +184,33 @@ TEST_F(KubeClientTest, WaitForNodesReadsItsDeadlineFromTheInjectedClock) {
   EXPECT_EQ(polls, 1) << "the deadline was not read from the injected clock";
 }
 
+// The local stack and kind mode (scripts/lib/cluster.sh) and the harness (make_node) make their
+// KWOK nodes from one manifest: the apiserver stores the same node for both (server-side dry run,
+// nothing is created).
+TEST_F(KubeClientTest, TheHarnessCreatesTheNodeTheLocalStackCreates) {
+  const auto dry_run = [](json::value node) {
+    json::object& meta = node.at("metadata").as_object();
+    for (const char* varies : {"uid", "creationTimestamp", "managedFields"}) meta.erase(varies);
+    return node;
+  };
+  const auto rendered =
+      testing::run_command("bash -c 'repo=\"$1\"; source \"$1/scripts/lib/cluster.sh\"; kwok_nodes_manifest 1' - " +
+                           testing::shell_quote(testing::kSource.string()) + " | " +
+                           g_api->stack.kubectl("create --dry-run=server -o json -f -"));
+  ASSERT_EQ(rendered.exit_code, 0) << rendered.output;
+  const json::value by_the_stack = dry_run(json::parse(rendered.output));
+  const json::value by_the_harness =
+      dry_run(run(client->create(with_query("/api/v1/nodes", {{"dryRun", "All"}}),
+                                 make_node("kwok-node-0", {{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}}))));
+  EXPECT_EQ(by_the_harness, by_the_stack)
+      << "harness: " << json::serialize(by_the_harness) << "\nstack:   " << json::serialize(by_the_stack);
+  // What every KWOK node needs: kwok manages it, the workload's pods select and tolerate it.
+  EXPECT_EQ(by_the_stack.at("metadata").at("annotations").at("kwok.x-k8s.io/node"), "fake");
+  EXPECT_EQ(by_the_stack.at("metadata").at("labels").at("type"), "kwok");
+  EXPECT_EQ(by_the_stack.at("spec").at("taints").at(0).at("effect"), "NoSchedule");
+  EXPECT_EQ(by_the_stack.at("status").at("allocatable").at("memory"), "256Gi");
+}
+
 // A list whose continue token expires (410, as kube-apiserver answers once etcd compacted the
 // revision of the first page, for a list slower than the compaction interval) is made once more in
 // one request without a limit, as client-go's pager does; it used to start the pages over, which

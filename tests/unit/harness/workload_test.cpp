@@ -25,6 +25,19 @@ TEST(Nodes, FollowTheKwokRecommendations) {
   EXPECT_EQ(n.at("status").at("capacity").at("pods").as_string(), "110");
 }
 
+TEST(Nodes, AreReadyWithAReadyConditionThatIsTrue) {
+  const auto with_conditions = [](json::array conditions) {
+    return json::value{{"metadata", {{"name", "n"}}}, {"status", {{"conditions", std::move(conditions)}}}};
+  };
+  EXPECT_TRUE(node_ready(
+      with_conditions({{{"type", "MemoryPressure"}, {"status", "False"}}, {{"type", "Ready"}, {"status", "True"}}})));
+  EXPECT_FALSE(node_ready(with_conditions({{{"type", "Ready"}, {"status", "False"}}})));
+  EXPECT_FALSE(node_ready(with_conditions({{{"type", "Ready"}, {"status", "Unknown"}}})));
+  EXPECT_FALSE(node_ready(with_conditions({{{"type", "NetworkUnavailable"}, {"status", "True"}}})));
+  EXPECT_FALSE(node_ready(with_conditions({})));
+  EXPECT_FALSE(node_ready(json::value{{"metadata", {{"name", "new"}}}}));  // no status yet
+}
+
 // The apiserver (Go's url.ParseQuery) reads a literal '+' in a query as a space: a base64
 // continue token or a label value with a '+' must go out as %2B.
 TEST(Queries, PercentEncodeEverythingButUnreservedCharacters) {

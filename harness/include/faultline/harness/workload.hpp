@@ -6,6 +6,7 @@
 #include <boost/json/value.hpp>
 #include <chrono>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ std::string node_name(std::uint64_t index);  // kwok-node-<index>, like the loca
 // A KWOK node as the KWOK docs recommend: annotation kwok.x-k8s.io/node=fake, label type=kwok,
 // taint kwok.x-k8s.io/node=fake:NoSchedule, capacity == allocatable.
 boost::json::value make_node(const std::string& name, const std::map<std::string, std::string>& capacity);
+// The one test of "this node is Ready": a condition Ready with status True.
+bool node_ready(const boost::json::value& node);
+// The names of the KWOK nodes (label type=kwok) that are Ready now.
+boost::asio::awaitable<std::set<std::string>> ready_kwok_nodes(KubeClient& client);
 // The scheduler a phase's pods ask for: the template's, except that the two well-known names
 // (yunikorn, default-scheduler) and an empty one mean "the scheduler under test".
 std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& scheduler_under_test);
