@@ -2,13 +2,13 @@
 
 #include "admin_routes.hpp"
 #include "faultline/net/accept_failures.hpp"
+#include "faultline/net/async.hpp"
 
 #include <spdlog/spdlog.h>
-#include <boost/asio/dispatch.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
-#include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -23,10 +23,12 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <list>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <system_error>
+#include <unordered_map>
+#include <vector>
 
 namespace faultline::admin {
 
@@ -34,6 +36,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using net::use_tuple;
 
 namespace {
 
@@ -63,7 +66,27 @@ bool is_loopback(const asio::ip::address& address) {
   return address.is_loopback();
 }
 
-class Session;
+void log_request(const http::request_header<>& header, unsigned status) {
+  // Method and path only: queries and headers may carry secrets.
+  spdlog::debug("admin API: {} {} -> {}", std::string(header.method_string()), path_of(header.target()), status);
+}
+
+// Nothing is expected to escape a coroutine of the admin server (errors come back as values):
+// whatever does ends that connection or the listener, never the thread running it.
+auto report_escaped(const char* what) {
+  return [what](std::exception_ptr error) {
+    if (!error) return;
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      spdlog::error("admin API: {} ended by an internal error: {}", what, e.what());
+    } catch (...) {
+      spdlog::error("admin API: {} ended by an internal error", what);
+    }
+  };
+}
+
+class Connection;
 
 }  // namespace
 
@@ -75,51 +98,55 @@ struct AdminServer::Impl : std::enable_shared_from_this<AdminServer::Impl> {
         acceptor(asio::make_strand(ioc)),
         retry_timer(acceptor.get_executor()) {}
 
-  void accept();
-  void on_accept(beast::error_code ec, tcp::socket socket);
+  static asio::awaitable<void> accept_loop(std::shared_ptr<Impl> self);
   void refuse(tcp::socket& socket);
-  void track(const std::shared_ptr<Session>& session);
+  void serve(tcp::socket socket);
+  void forget(const Connection* connection);
   void close_all();
 
   asio::io_context& io;
   const AdminServerOptions options;
   AdminBackend& backend;
   tcp::acceptor acceptor;
-  asio::steady_timer retry_timer;       // on the acceptor's strand
-  net::AcceptFailures accept_failures;  // on the acceptor's strand
+  asio::steady_timer retry_timer;  // the pause after a failed accept; on the acceptor's strand
   // Connections refused at options.max_connections and not yet reported (at most one warning
   // every 10 s), on the acceptor's strand.
   std::uint64_t refused_unreported = 0;
   std::optional<std::chrono::steady_clock::time_point> refused_reported;
-  std::atomic<std::size_t> open_connections{0};  // Sessions alive (each holds one descriptor)
+  std::atomic<std::size_t> open_connections{0};  // Connections alive (each holds one descriptor)
   tcp::endpoint endpoint;
-  std::mutex sessions_mutex;
-  std::list<std::weak_ptr<Session>> sessions;
-  bool stopped = false;  // guarded by sessions_mutex
+  std::mutex connections_mutex;
+  // By address: a weak pointer locked under the mutex could become a connection's last owner and
+  // run its destructor, which calls forget(), under the mutex.
+  std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections;
+  bool stopped = false;  // guarded by connections_mutex
 };
 
 namespace {
 
-// One admin connection: read a request, answer it, repeat while keep-alive; all on one strand.
-class Session : public std::enable_shared_from_this<Session> {
+// One admin connection: read a request, answer it, repeat while keep-alive; one coroutine on the
+// connection's strand.
+class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Session(tcp::socket socket, std::shared_ptr<AdminServer::Impl> server)
-      : stream_(std::move(socket)), server_(std::move(server)) {
+  Connection(tcp::socket socket, std::shared_ptr<AdminServer::Impl> server)
+      : stream_(std::move(socket)), server_(std::move(server)), options_(server_->options) {
     ++server_->open_connections;
     server_->backend.admin_connection_opened();
   }
-  ~Session() {
+  ~Connection() {
+    server_->forget(this);
     --server_->open_connections;
     server_->backend.admin_connection_closed();
   }
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
 
-  void start() {
-    asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&Session::read_header, shared_from_this()));
+  static asio::awaitable<void> run(std::shared_ptr<Connection> self) {
+    co_await self->serve();
+    self->stream_.close();
   }
 
-  // Called from any thread by AdminServer::stop().
+  // Called from any thread by AdminServer::stop(): the pending read, write or drain ends at once.
   void close() {
     asio::post(stream_.get_executor(), [self = shared_from_this()] {
       beast::error_code ignored;
@@ -128,147 +155,124 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
+  asio::any_io_executor executor() { return stream_.get_executor(); }
+
  private:
-  const AdminServerOptions& options() const { return server_->options; }
-
-  void read_header() {
-    parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(options().header_limit));
-    parser_->body_limit(boost::none);  // checked against Content-Length by check_request_header
-    // The first request's header must arrive soon after accept (its deadline runs from then).
-    if (first_request_) {
+  // Requests one after another while the client keeps the connection alive; the last answer
+  // (an error, or the one to a request that asked to close) is followed by drain().
+  asio::awaitable<void> serve() {
+    AdminResponse last;
+    for (bool first = true;; first = false) {
+      http::request_parser<http::string_body> parser;
+      parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
+      parser.body_limit(boost::none);  // checked against Content-Length by check_request_header
+      // The first request's header must arrive soon after accept (its deadline runs from then).
       stream_.expires_after(
-          std::min<std::chrono::steady_clock::duration>(options().timeout, options().first_request_timeout));
-    } else {
-      stream_.expires_after(options().timeout);
+          first ? std::min<std::chrono::steady_clock::duration>(options_.timeout, options_.first_request_timeout)
+                : options_.timeout);
+      auto [ec, header_bytes] = co_await http::async_read_header(stream_, buffer_, parser, use_tuple);
+      if (ec == http::error::header_limit) {
+        last = error_response(http::status::request_header_fields_too_large,
+                              "request header exceeds " + std::to_string(options_.header_limit) + " bytes");
+        break;
+      }
+      if (is_malformed_request(ec)) {
+        last = error_response(http::status::bad_request, "malformed HTTP request: " + ec.message());
+        break;
+      }
+      if (ec) co_return;  // peer closed, timeout, reset: nothing to answer
+      const auto& header = parser.get().base();
+      if (auto early = check_request_header(header, options_)) {
+        log_request(header, early->result_int());
+        last = std::move(*early);
+        break;
+      }
+      if (header[http::field::expect] == "100-continue") {
+        // curl sends this before larger PUT bodies and would otherwise wait a second.
+        http::response<http::empty_body> cont{http::status::continue_, header.version()};
+        auto [wec, written] = co_await http::async_write(stream_, cont, use_tuple);
+        if (wec) co_return;
+      }
+      parser.body_limit(options_.body_limit);  // chunked bodies have no Content-Length to check
+      stream_.expires_after(options_.timeout);
+      auto [bec, body_bytes] = co_await http::async_read(stream_, buffer_, parser, use_tuple);
+      if (bec == http::error::body_limit) {
+        last = error_response(http::status::payload_too_large,
+                              "body exceeds the limit of " + std::to_string(options_.body_limit) + " bytes");
+        break;
+      }
+      if (bec) co_return;
+      const AdminRequest request = parser.release();
+      AdminResponse response = handle_admin_request(request, server_->backend, options_);
+      log_request(request.base(), response.result_int());
+      if (!request.keep_alive()) {
+        last = std::move(response);
+        break;
+      }
+      response.keep_alive(true);
+      const bool sent = co_await write(response);
+      if (!sent) co_return;
     }
-    http::async_read_header(stream_, buffer_, *parser_,
-                            beast::bind_front_handler(&Session::on_header, shared_from_this()));
+    last.keep_alive(false);
+    const bool sent = co_await write(last);
+    if (sent) co_await drain();
   }
 
-  void on_header(beast::error_code ec, std::size_t) {
-    if (ec == http::error::header_limit) {
-      return reply_and_close(
-          error_response(http::status::request_header_fields_too_large,
-                         "request header exceeds " + std::to_string(options().header_limit) + " bytes"));
-    }
-    if (is_malformed_request(ec)) {
-      return reply_and_close(error_response(http::status::bad_request, "malformed HTTP request: " + ec.message()));
-    }
-    if (ec) return stream_.close();  // peer closed, timeout, reset: nothing to answer
-    first_request_ = false;
-    const auto& header = parser_->get().base();
-    if (auto early = check_request_header(header, options())) {
-      log(header, early->result_int());
-      return reply_and_close(std::move(*early));
-    }
-    if (header[http::field::expect] == "100-continue") {
-      // curl sends this before larger PUT bodies and would otherwise wait a second.
-      auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, header.version());
-      return http::async_write(stream_, *cont, [self = shared_from_this(), cont](beast::error_code wec, std::size_t) {
-        if (wec) return self->stream_.close();
-        self->read_body();
-      });
-    }
-    read_body();
-  }
-
-  void read_body() {
-    parser_->body_limit(options().body_limit);  // chunked bodies have no Content-Length to check
-    stream_.expires_after(options().timeout);
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&Session::on_body, shared_from_this()));
-  }
-
-  void on_body(beast::error_code ec, std::size_t) {
-    if (ec == http::error::body_limit) {
-      return reply_and_close(
-          error_response(http::status::payload_too_large,
-                         "body exceeds the limit of " + std::to_string(options().body_limit) + " bytes"));
-    }
-    if (ec) return stream_.close();
-    AdminRequest request = parser_->release();
-    AdminResponse response = handle_admin_request(request, server_->backend, options());
-    log(request.base(), response.result_int());
-    response.keep_alive(request.keep_alive());
-    write(std::move(response), !request.keep_alive());
-  }
-
-  void reply_and_close(AdminResponse response) {
-    response.keep_alive(false);
-    write(std::move(response), true);
-  }
-
-  void write(AdminResponse response, bool close_after) {
+  // Whether the whole response went out.
+  asio::awaitable<bool> write(AdminResponse& response) {
     response.prepare_payload();
-    response_ = std::move(response);
-    stream_.expires_after(options().timeout);
-    http::async_write(stream_, response_, [self = shared_from_this(), close_after](beast::error_code ec, std::size_t) {
-      if (ec) return self->stream_.close();
-      if (close_after) return self->drain_then_close();
-      self->read_header();
-    });
+    stream_.expires_after(options_.timeout);
+    auto [ec, n] = co_await http::async_write(stream_, response, use_tuple);
+    co_return !ec;
   }
 
-  void drain_then_close() {
+  // Ends our side, then reads and discards what the client still sends, up to a bound.
+  asio::awaitable<void> drain() {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
     stream_.expires_after(kDrainTimeout);
-    drain();
-  }
-
-  void drain() {
-    stream_.async_read_some(asio::buffer(drain_buffer_),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                              self->drained_ += n;
-                              if (ec || self->drained_ >= kDrainLimit) return self->stream_.close();
-                              self->drain();
-                            });
-  }
-
-  void log(const http::request_header<>& header, unsigned status) const {
-    // Method and path only: queries and headers may carry secrets.
-    spdlog::debug("admin API: {} {} -> {}", std::string(header.method_string()), path_of(header.target()), status);
+    std::array<char, 8192> discard{};
+    for (std::size_t drained = 0; drained < kDrainLimit;) {
+      auto [ec, n] = co_await stream_.async_read_some(asio::buffer(discard), use_tuple);
+      drained += n;
+      if (ec) break;
+    }
   }
 
   beast::tcp_stream stream_;
   std::shared_ptr<AdminServer::Impl> server_;
+  const AdminServerOptions& options_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
-  AdminResponse response_;
-  std::array<char, 8192> drain_buffer_{};
-  std::size_t drained_ = 0;
-  bool first_request_ = true;
 };
 
 }  // namespace
 
-void AdminServer::Impl::accept() {
-  acceptor.async_accept(asio::make_strand(io), beast::bind_front_handler(&Impl::on_accept, shared_from_this()));
-}
-
-void AdminServer::Impl::on_accept(beast::error_code ec, tcp::socket socket) {
-  if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-  if (ec) {
-    // E.g. out of file descriptors: the listener must survive it, without spinning (the same error
-    // comes back at once) or flooding the log; descriptors free up as connections end.
-    if (auto count = accept_failures.count(std::chrono::steady_clock::now())) {
-      spdlog::error("admin API: accepting connections failed {} time(s): {}; retrying every {} ms", *count,
-                    ec.message(), net::kAcceptRetry.count());
+asio::awaitable<void> AdminServer::Impl::accept_loop(std::shared_ptr<Impl> self) {
+  auto& acceptor = self->acceptor;
+  net::AcceptFailures failures;
+  for (;;) {
+    // Each connection on a strand of its own.
+    auto [ec, accepted] = co_await acceptor.async_accept(asio::make_strand(self->io), use_tuple);
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+    if (ec) {
+      // E.g. out of file descriptors: the listener must survive it, without spinning (the same
+      // error comes back at once) or flooding the log; descriptors free up as connections end.
+      if (auto count = failures.count(std::chrono::steady_clock::now())) {
+        spdlog::error("admin API: accepting connections failed {} time(s): {}; retrying every {} ms", *count,
+                      ec.message(), net::kAcceptRetry.count());
+      }
+      self->retry_timer.expires_after(net::kAcceptRetry);
+      co_await self->retry_timer.async_wait(use_tuple);  // stop() cancels it and closes the acceptor
+      if (!acceptor.is_open()) co_return;
+      continue;
     }
-    retry_timer.expires_after(net::kAcceptRetry);
-    retry_timer.async_wait([self = shared_from_this()](beast::error_code wec) {
-      if (!wec && self->acceptor.is_open()) self->accept();
-    });
-    return;
+    tcp::socket socket(std::move(accepted));  // keeps the strand as its executor
+    if (self->open_connections.load() >= self->options.max_connections) {
+      self->refuse(socket);
+    } else {
+      self->serve(std::move(socket));
+    }
   }
-  if (open_connections.load() >= options.max_connections) {
-    refuse(socket);
-  } else {
-    auto session = std::make_shared<Session>(std::move(socket), shared_from_this());
-    track(session);
-    session->start();
-  }
-  accept();
 }
 
 // Beyond the cap: closed before reading a byte (a bare connection costs a descriptor only this
@@ -286,21 +290,35 @@ void AdminServer::Impl::refuse(tcp::socket& socket) {
   refused_reported = now;
 }
 
-void AdminServer::Impl::track(const std::shared_ptr<Session>& session) {
-  std::lock_guard lock(sessions_mutex);
-  sessions.remove_if([](const std::weak_ptr<Session>& w) { return w.expired(); });
-  sessions.push_back(session);
-  if (stopped) session->close();
+void AdminServer::Impl::serve(tcp::socket socket) {
+  auto connection = std::make_shared<Connection>(std::move(socket), shared_from_this());
+  bool stopping = false;
+  {
+    std::lock_guard lock(connections_mutex);
+    connections.emplace(connection.get(), connection);
+    stopping = stopped;
+  }
+  if (stopping) connection->close();  // accepted while stop() ran: closed like the others
+  auto executor = connection->executor();
+  asio::co_spawn(executor, Connection::run(std::move(connection)), report_escaped("a connection"));
+}
+
+void AdminServer::Impl::forget(const Connection* connection) {
+  std::lock_guard lock(connections_mutex);
+  connections.erase(connection);
 }
 
 void AdminServer::Impl::close_all() {
-  std::lock_guard lock(sessions_mutex);
-  stopped = true;
-  for (auto& weak : sessions) {
-    if (auto s = weak.lock()) s->close();
+  std::vector<std::shared_ptr<Connection>> open;
+  {
+    std::lock_guard lock(connections_mutex);
+    stopped = true;
+    for (auto& [raw, weak] : connections) {
+      if (auto c = weak.lock()) open.push_back(std::move(c));
+    }
   }
-  sessions.clear();
-}
+  for (auto& c : open) c->close();
+}  // `open` is released outside the mutex (a release may run ~Connection -> forget)
 
 AdminServer::AdminServer(asio::io_context& ioc, AdminServerOptions options, AdminBackend& backend)
     : impl_(std::make_shared<Impl>(ioc, std::move(options), backend)) {}
@@ -340,7 +358,7 @@ void AdminServer::start() {
         "change the faults the proxy injects; give a token (--admin-token-file) or listen on 127.0.0.1",
         host);
   }
-  asio::dispatch(acceptor.get_executor(), [impl = impl_] { impl->accept(); });
+  asio::co_spawn(acceptor.get_executor(), Impl::accept_loop(impl_), report_escaped("accepting connections"));
 }
 
 tcp::endpoint AdminServer::local_endpoint() const { return impl_->endpoint; }

@@ -28,17 +28,17 @@ double timed_get(TlsClient& client, std::uint64_t size) {
   auto start = Clock::now();
   http::request<http::empty_body> req{http::verb::get, "/bytes?size=" + std::to_string(size), 11};
   req.set(http::field::host, "127.0.0.1");
-  http::write(client.stream, req);
+  http::write(client.tls_stream(), req);
   http::response_parser<http::buffer_body> parser;
   parser.body_limit(boost::none);
-  http::read_header(client.stream, client.buffer, parser);
+  http::read_header(client.tls_stream(), client.buffer(), parser);
   std::vector<char> piece(256 * 1024);
   std::uint64_t got = 0;
   while (!parser.is_done()) {
     parser.get().body().data = piece.data();
     parser.get().body().size = piece.size();
     boost::system::error_code ec;
-    http::read_some(client.stream, client.buffer, parser, ec);
+    http::read_some(client.tls_stream(), client.buffer(), parser, ec);
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "GET body");
     got += piece.size() - parser.get().body().size;
   }
@@ -58,18 +58,18 @@ double timed_post(TlsClient& client, std::uint64_t size) {
   req.set(http::field::host, "127.0.0.1");
   req.content_length(size);
   http::request_serializer<http::buffer_body> sr{req};
-  http::write_header(client.stream, sr);
+  http::write_header(client.tls_stream(), sr);
   for (std::uint64_t offset = 0; offset < size; offset += piece.size()) {
     auto n = static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), size - offset));
     req.body().data = piece.data();
     req.body().size = n;
     req.body().more = offset + n < size;
     boost::system::error_code ec;
-    http::write(client.stream, sr, ec);
+    http::write(client.tls_stream(), sr, ec);
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "POST body");
   }
   http::response<http::string_body> res;
-  http::read(client.stream, client.buffer, res);
+  http::read(client.tls_stream(), client.buffer(), res);
   if (res.body().rfind(std::to_string(size) + " ", 0) != 0)
     throw std::runtime_error("POST: upstream got " + res.body());
   return std::chrono::duration<double>(Clock::now() - start).count();

@@ -217,9 +217,9 @@ std::vector<std::string> lines_of(const std::string& text) {
 // One request written as raw bytes over `client` (any method, any target), and its answer's status.
 int status_of(TlsClient& client, const std::string& method, const std::string& target) {
   const std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-  asio::write(client.stream, asio::buffer(request));
+  asio::write(client.tls_stream(), asio::buffer(request));
   http::response<http::string_body> res;
-  http::read(client.stream, client.buffer, res);
+  http::read(client.tls_stream(), client.buffer(), res);
   return res.result_int();
 }
 
@@ -250,9 +250,9 @@ TEST_F(ProxyHardening, AuditLinesAreValidJsonWhateverBytesTheClientSent) {
     for (const auto& target : kBadTargets) {
       const std::string request =
           "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: " + kBadAgent + "\r\n\r\n";
-      asio::write(client.stream, asio::buffer(request));
+      asio::write(client.tls_stream(), asio::buffer(request));
       http::response<http::string_body> res;
-      http::read(client.stream, client.buffer, res);
+      http::read(client.tls_stream(), client.buffer(), res);
       EXPECT_EQ(res.result_int(), 503) << "the upstream is unreachable: " << res.body();
     }
   }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <boost/algorithm/string/case_conv.hpp>
 
+#include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
 #include <chrono>
@@ -20,11 +21,14 @@
 
 #include "faultline/net/kubeconfig.hpp"
 #include "stack_fixture.hpp"
-#include "test_client.hpp"
+#include "tls_client.hpp"
 
 namespace faultline::testing {
 
 using namespace std::chrono_literals;
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
 namespace json = boost::json;
 
 // The program's stack and proxy (set up by main()).

@@ -42,7 +42,7 @@ struct Answer {
 Answer exchange_raw(TlsClient& client, const std::string& request, bool head = false) {
   Answer answer;
   boost::system::error_code ec;
-  asio::write(client.stream, asio::buffer(request), ec);
+  asio::write(client.tls_stream(), asio::buffer(request), ec);
   if (ec) {
     answer.error = "write: " + ec.message();
     return answer;
@@ -50,7 +50,7 @@ Answer exchange_raw(TlsClient& client, const std::string& request, bool head = f
   http::response_parser<http::string_body> parser;
   parser.body_limit(1024 * 1024);
   parser.skip(head);
-  http::read(client.stream, client.buffer, parser, ec);
+  http::read(client.tls_stream(), client.buffer(), parser, ec);
   if (ec) {
     answer.error = "read: " + ec.message();
     return answer;
@@ -65,7 +65,7 @@ std::string get(const std::string& target) { return "GET " + target + " HTTP/1.1
 bool closed_by_server(TlsClient& client) {
   char byte = 0;
   boost::system::error_code ec;
-  client.stream.read_some(asio::buffer(&byte, 1), ec);
+  client.tls_stream().read_some(asio::buffer(&byte, 1), ec);
   return ec == asio::error::eof || ec == asio::ssl::error::stream_truncated || ec == asio::error::connection_reset;
 }
 
@@ -313,11 +313,11 @@ TEST_F(relay_limits, EndlessChunkLineFromClientIsCutNotBuffered) {
   auto client = connect(*proxy);
   const std::string head = "POST /digest HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n1;x=";
   boost::system::error_code ec;
-  asio::write(client->stream, asio::buffer(head), ec);
+  asio::write(client->tls_stream(), asio::buffer(head), ec);
   ASSERT_FALSE(ec) << ec.message();
   const std::string piece(1024 * 1024, 'x');
   std::size_t sent = 0;
-  for (int i = 0; i < kEndlessLineMiB && !ec; ++i) sent += asio::write(client->stream, asio::buffer(piece), ec);
+  for (int i = 0; i < kEndlessLineMiB && !ec; ++i) sent += asio::write(client->tls_stream(), asio::buffer(piece), ec);
   EXPECT_TRUE(ec) << "the proxy took all " << sent << " bytes of one chunk line";
   const auto after = testing::proc_status_kib(proxy->pid(), "VmHWM");
   std::cout << "[limits] client chunk line: " << sent << " bytes taken, peak RSS " << before << " -> " << after
@@ -403,15 +403,15 @@ TEST_F(relay_limits, StalledHeaderAndIdleConnectionAreClosedAtTheirTimeouts) {
     SCOPED_TRACE(std::string("--threads ") + threads);
     auto proxy = start_proxy({"--header-timeout", "1", "--idle-timeout", "1", "--threads", threads});
     auto stalled = connect(*proxy);
-    asio::write(stalled->stream, asio::buffer(std::string("GET /bytes?size=16 HTTP/1.1\r\nHost: 127.0.0.1\r\n")));
+    asio::write(stalled->tls_stream(), asio::buffer(std::string("GET /bytes?size=16 HTTP/1.1\r\nHost: 127.0.0.1\r\n")));
     auto idle = connect(*proxy);
     expect_relayed(*idle);
     auto prompt = connect(*proxy);
     expect_relayed(*prompt);
     EXPECT_TRUE(closed_by_server(*stalled)) << "the half-sent header was not cut";
-    EXPECT_FALSE(stalled->watchdog->fired()) << "the proxy kept the half-sent header open for 60 s";
+    EXPECT_FALSE(stalled->watchdog_fired()) << "the proxy kept the half-sent header open for 60 s";
     EXPECT_TRUE(closed_by_server(*idle)) << "the idle keep-alive connection was not closed";
-    EXPECT_FALSE(idle->watchdog->fired()) << "the proxy kept the idle connection open for 60 s";
+    EXPECT_FALSE(idle->watchdog_fired()) << "the proxy kept the idle connection open for 60 s";
   }
 }
 
@@ -577,14 +577,14 @@ TEST_F(relay_limits, IdleConnectionWavesLeaveMemoryBounded) {
 // Reads what the proxy sends on `client` for up to `ms` milliseconds (0: what is there now) into
 // `into`; false once the connection has ended.
 bool read_for(TlsClient& client, int ms, std::string& into) {
-  auto& socket = client.stream.next_layer();
+  auto& socket = client.tls_stream().next_layer();
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   boost::system::error_code ec;
   socket.non_blocking(true, ec);
   bool open = true;
   for (;;) {
     std::array<char, 16384> buf;
-    std::size_t n = client.stream.read_some(asio::buffer(buf), ec);
+    std::size_t n = client.tls_stream().read_some(asio::buffer(buf), ec);
     into.append(buf.data(), n);
     if (!ec) continue;
     if (ec != asio::error::would_block) {
@@ -696,7 +696,7 @@ TEST_F(relay_limits, RandomRequestSequencesLeaveTheProxyServing) {
           const auto wait = static_cast<int>(pick(20));  // drawn even once closed: the same input every run
           if (!open) continue;
           boost::system::error_code ec;
-          asio::write(client->stream, asio::buffer(out.data() + at, std::min(step, out.size() - at)), ec);
+          asio::write(client->tls_stream(), asio::buffer(out.data() + at, std::min(step, out.size() - at)), ec);
           open = !ec && read_for(*client, wait, in);
         }
         out.clear();
@@ -704,7 +704,7 @@ TEST_F(relay_limits, RandomRequestSequencesLeaveTheProxyServing) {
     }
     if (open && !out.empty()) {
       boost::system::error_code ec;
-      asio::write(client->stream, asio::buffer(out), ec);
+      asio::write(client->tls_stream(), asio::buffer(out), ec);
       open = !ec;
     }
     const auto last_read = static_cast<int>(chance(50) ? 300 : pick(50));  // or close with answers on the way

@@ -3,13 +3,9 @@
 #include <boost/asio/connect.hpp>
 #include <boost/beast/http.hpp>
 
-#include <sys/socket.h>
-
 #include <cstdlib>
 #include <optional>
 #include <sstream>
-
-#include "faultline/net/tls.hpp"
 
 namespace faultline::relaytest {
 
@@ -26,39 +22,6 @@ std::unique_ptr<ProxyProcess> start_proxy_process(const fs::path& dir, const net
                                    (dir / "proxy-ca.key").string()};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   return std::make_unique<ProxyProcess>(dir, "proxy", args, std::nullopt, binary);
-}
-
-Watchdog::Watchdog(int fd, std::chrono::seconds limit) {
-  thread_ = std::thread([this, fd, limit] {
-    std::unique_lock lock(mutex_);
-    if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
-      fired_ = true;
-      ::shutdown(fd, SHUT_RDWR);  // the blocked read/write returns with an error
-    }
-  });
-}
-
-Watchdog::~Watchdog() {
-  {
-    std::lock_guard lock(mutex_);
-    done_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-bool Watchdog::fired() const {
-  std::lock_guard lock(mutex_);
-  return fired_;
-}
-
-TlsClient::TlsClient(unsigned short port, const std::string& ca_pem, std::chrono::seconds limit)
-    : tls(net::make_client_context(net::ClientTlsOptions{ca_pem, false, "", ""})), stream(ioc, tls) {
-  beast::get_lowest_layer(stream).connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-  beast::get_lowest_layer(stream).set_option(tcp::no_delay(true));
-  net::prepare_client_ssl(stream.native_handle(), "127.0.0.1", true);
-  watchdog = std::make_unique<Watchdog>(beast::get_lowest_layer(stream).native_handle(), limit);
-  stream.handshake(asio::ssl::stream_base::client);
 }
 
 AdminAnswer admin_request(unsigned short port, const std::string& method, const std::string& target,

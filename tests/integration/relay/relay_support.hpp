@@ -1,20 +1,12 @@
 #pragma once
 // What the relay tests and the relay benchmark need besides the test upstream: the real
-// faultline-proxy as a child process serving certificates of a given CA, a blocking TLS client
-// whose reads cannot hang forever, and a tiny admin API client.
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/context.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
+// faultline-proxy as a child process serving certificates of a given CA, the tests' TLS client
+// (tls_client.hpp) and a tiny admin API client.
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -22,6 +14,7 @@
 
 #include "faultline/net/certs.hpp"
 #include "proxy_process.hpp"
+#include "tls_client.hpp"
 
 namespace faultline::relaytest {
 
@@ -30,6 +23,7 @@ namespace fs = std::filesystem;
 using testing::proxy_binary;
 using testing::ProxyProcess;
 using testing::TempDir;
+using testing::TlsClient;
 
 // Polls `pred` every 20 ms until it holds (true) or `limit` has passed (false).
 template <class Pred>
@@ -53,32 +47,6 @@ inline std::uint64_t growth(std::uint64_t before, std::uint64_t after) { return 
 std::unique_ptr<ProxyProcess> start_proxy_process(const fs::path& dir, const net::CertifiedKey& ca,
                                                   const std::vector<std::string>& extra_args,
                                                   const fs::path& binary = proxy_binary());
-
-// Shuts a socket down when a deadline passes, so a blocking read or write fails instead of
-// hanging the test. `fired()` tells the failure message why.
-class Watchdog {
- public:
-  Watchdog(int fd, std::chrono::seconds limit);
-  ~Watchdog();
-  bool fired() const;
-
- private:
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  bool fired_ = false;
-  std::thread thread_;
-};
-
-// A blocking HTTPS client connection that trusts `ca_pem` and verifies 127.0.0.1.
-struct TlsClient {
-  TlsClient(unsigned short port, const std::string& ca_pem, std::chrono::seconds limit = std::chrono::seconds(180));
-  boost::asio::io_context ioc;
-  boost::asio::ssl::context tls;
-  boost::beast::ssl_stream<boost::asio::ip::tcp::socket> stream;
-  boost::beast::flat_buffer buffer;
-  std::unique_ptr<Watchdog> watchdog;
-};
 
 // A plain HTTP request to the admin API: the status code and body.
 struct AdminAnswer {

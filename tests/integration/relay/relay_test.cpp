@@ -49,7 +49,7 @@ struct BodyResult {
 void send_get(TlsClient& client, const std::string& target) {
   http::request<http::empty_body> req{http::verb::get, target, 11};
   req.set(http::field::host, "127.0.0.1");
-  http::write(client.stream, req);
+  http::write(client.tls_stream(), req);
 }
 
 // Reads the body of the response whose header `parser` holds, at most `limit` bytes.
@@ -61,7 +61,7 @@ void read_body(TlsClient& client, http::response_parser<http::buffer_body>& pars
     parser.get().body().data = piece.data();
     parser.get().body().size = want;
     boost::system::error_code ec;
-    http::read_some(client.stream, client.buffer, parser, ec);
+    http::read_some(client.tls_stream(), client.buffer(), parser, ec);
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the response body");
     std::size_t got = want - parser.get().body().size;
     sha.update(piece.data(), got);
@@ -81,7 +81,7 @@ void expect_pattern_body(TlsClient& client, http::response_parser<http::buffer_b
 std::unique_ptr<http::response_parser<http::buffer_body>> read_header(TlsClient& client) {
   auto parser = std::make_unique<http::response_parser<http::buffer_body>>();
   parser->body_limit(boost::none);
-  http::read_header(client.stream, client.buffer, *parser);
+  http::read_header(client.tls_stream(), client.buffer(), *parser);
   return parser;
 }
 
@@ -94,7 +94,7 @@ std::string read_stream_bytes(TlsClient& client, http::response_parser<http::buf
     parser.get().body().data = piece.data();
     parser.get().body().size = expected - got.size();
     boost::system::error_code ec;
-    http::read_some(client.stream, client.buffer, parser, ec);
+    http::read_some(client.tls_stream(), client.buffer(), parser, ec);
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the stream");
     got.append(piece.data(), expected - got.size() - parser.get().body().size);
   }
@@ -104,28 +104,28 @@ std::string read_stream_bytes(TlsClient& client, http::response_parser<http::buf
 // Exactly `n` raw bytes of an upgraded connection (first from what the HTTP parser read ahead).
 std::string read_raw(TlsClient& client, std::size_t n) {
   std::string out;
-  while (out.size() < n && client.buffer.size() > 0) {
-    std::size_t take = std::min(n - out.size(), client.buffer.size());
-    out.append(static_cast<const char*>(client.buffer.data().data()), take);
-    client.buffer.consume(take);
+  while (out.size() < n && client.buffer().size() > 0) {
+    std::size_t take = std::min(n - out.size(), client.buffer().size());
+    out.append(static_cast<const char*>(client.buffer().data().data()), take);
+    client.buffer().consume(take);
   }
   if (out.size() < n) {
     std::string rest(n - out.size(), '\0');
-    asio::read(client.stream, asio::buffer(rest));
+    asio::read(client.tls_stream(), asio::buffer(rest));
     out += rest;
   }
   return out;
 }
 
 // Asks the test upstream's /echo for a connection upgrade (as exec/attach/port-forward do) and
-// reads the response header into `parser`; the tunnel's bytes follow in client.buffer/stream.
+// reads the response header into `parser`; the tunnel's bytes follow in client.buffer()/stream.
 void ask_for_echo_tunnel(TlsClient& client, http::response_parser<http::empty_body>& parser) {
   http::request<http::empty_body> req{http::verb::post, "/echo", 11};
   req.set(http::field::host, "127.0.0.1");
   req.set(http::field::connection, "Upgrade");
   req.set(http::field::upgrade, "faultline-echo");
-  http::write(client.stream, req);
-  http::read_header(client.stream, client.buffer, parser);
+  http::write(client.tls_stream(), req);
+  http::read_header(client.tls_stream(), client.buffer(), parser);
 }
 
 template <class Pred>
@@ -194,7 +194,7 @@ TEST_F(relay, HundredMegabyteRequestPassesIntactWithBoundedMemory) {
   req.set(http::field::content_type, "application/octet-stream");
   req.content_length(kBigBody);
   http::request_serializer<http::buffer_body> sr{req};
-  http::write_header(client.stream, sr);
+  http::write_header(client.tls_stream(), sr);
   std::vector<char> piece(256 * 1024);
   for (std::uint64_t offset = 0; offset < kBigBody; offset += piece.size()) {
     auto n = static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), kBigBody - offset));
@@ -203,11 +203,11 @@ TEST_F(relay, HundredMegabyteRequestPassesIntactWithBoundedMemory) {
     req.body().size = n;
     req.body().more = offset + n < kBigBody;
     boost::system::error_code ec;
-    http::write(client.stream, sr, ec);
+    http::write(client.tls_stream(), sr, ec);
     if (ec && ec != http::error::need_buffer) FAIL() << "sending the body: " << ec.message();
   }
   http::response<http::string_body> res;
-  http::read(client.stream, client.buffer, res);
+  http::read(client.tls_stream(), client.buffer(), res);
   auto peak = proxy->peak_rss_kib();
 
   ASSERT_EQ(res.result_int(), 200) << res.body();
@@ -225,7 +225,7 @@ TEST_F(relay, ChunkedRequestBodyPassesIntact) {
   req.set(http::field::host, "127.0.0.1");
   req.chunked(true);
   http::request_serializer<http::buffer_body> sr{req};
-  http::write_header(client.stream, sr);
+  http::write_header(client.tls_stream(), sr);
   std::vector<char> piece(100000);
   for (std::uint64_t offset = 0; offset < size; offset += piece.size()) {
     auto n = static_cast<std::size_t>(std::min<std::uint64_t>(piece.size(), size - offset));
@@ -234,15 +234,15 @@ TEST_F(relay, ChunkedRequestBodyPassesIntact) {
     req.body().size = n;
     req.body().more = true;
     boost::system::error_code ec;
-    http::write(client.stream, sr, ec);
+    http::write(client.tls_stream(), sr, ec);
     if (ec && ec != http::error::need_buffer) FAIL() << "sending the body: " << ec.message();
   }
   req.body().data = nullptr;
   req.body().size = 0;
   req.body().more = false;
-  http::write(client.stream, sr);
+  http::write(client.tls_stream(), sr);
   http::response<http::string_body> res;
-  http::read(client.stream, client.buffer, res);
+  http::read(client.tls_stream(), client.buffer(), res);
   ASSERT_EQ(res.result_int(), 200) << res.body();
   EXPECT_EQ(res.body(), std::to_string(size) + " " + pattern_sha256(size));
 }
@@ -252,7 +252,8 @@ TEST_F(relay, SlowReaderMakesTheUpstreamWriterWait) {
   TlsClient client(proxy->port(), proxy_ca.cert_pem);
   // A small receive buffer, as a busy client would have; the kernel no longer grows it.
   int rcvbuf = 256 * 1024;
-  ::setsockopt(beast::get_lowest_layer(client.stream).native_handle(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  ::setsockopt(beast::get_lowest_layer(client.tls_stream()).native_handle(), SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+               sizeof rcvbuf);
   warm_up(client);
   auto baseline = proxy->peak_rss_kib();
 
@@ -303,12 +304,12 @@ TEST_F(relay, UpgradeIsTunnelledBothWays) {
   EXPECT_EQ(read_raw(client, 6), "hello\n");
   // Small messages one at a time, then a larger block: every byte comes back in order.
   for (const std::string& message : std::vector<std::string>{"a", "ping\n", std::string(1000, 'x')}) {
-    asio::write(client.stream, asio::buffer(message));
+    asio::write(client.tls_stream(), asio::buffer(message));
     EXPECT_EQ(read_raw(client, message.size()), message);
   }
   std::string block(256 * 1024, '\0');
   fill_pattern(block.data(), 0, block.size());
-  asio::write(client.stream, asio::buffer(block));
+  asio::write(client.tls_stream(), asio::buffer(block));
   EXPECT_EQ(read_raw(client, block.size()), block);
   EXPECT_EQ(upstream->tunnel_bytes_received(), 1 + 5 + 1000 + block.size());
 }
@@ -333,7 +334,7 @@ TEST_F(relay, ChunkReachesTheClientBeforeTheNextIsSent) {
   std::string rest = read_stream_bytes(client, *parser, 1);
   EXPECT_TRUE(rest.empty()) << "unexpected bytes after the last chunk: " << rest;
   EXPECT_TRUE(parser->is_done());
-  EXPECT_FALSE(client.watchdog->fired());
+  EXPECT_FALSE(client.watchdog_fired());
 }
 
 // The two other framings an upstream may use arrive whole: many small chunks written at once
@@ -405,13 +406,13 @@ TEST_F(relay, BlackholeOutageStallsAnUpgradedTunnelInBothDirections) {
   ask_for_echo_tunnel(client, parser);
   ASSERT_EQ(parser.get().result_int(), 101);
   ASSERT_EQ(read_raw(client, 6), "hello\n");
-  asio::write(client.stream, asio::buffer(std::string("before\n")));
+  asio::write(client.tls_stream(), asio::buffer(std::string("before\n")));
   ASSERT_EQ(read_raw(client, 7), "before\n");
 
   auto outage_requested = std::chrono::steady_clock::now();
   auto answer = admin_request(proxy->admin_port(), "POST", "/v1/outage?duration=4s&mode=blackhole");
   ASSERT_EQ(answer.status, 200) << answer.body;
-  asio::write(client.stream, asio::buffer(std::string("during\n")));
+  asio::write(client.tls_stream(), asio::buffer(std::string("during\n")));
   EXPECT_EQ(read_raw(client, 7), "during\n");
   auto echoed = std::chrono::steady_clock::now();
 
@@ -426,7 +427,7 @@ TEST_F(relay, BlackholeOutageStallsAnUpgradedTunnelInBothDirections) {
 void expect_unavailable_status(TlsClient& client, const std::string& upstream_name,
                                const std::vector<std::string>& secrets) {
   http::response<http::string_body> res;
-  http::read(client.stream, client.buffer, res);
+  http::read(client.tls_stream(), client.buffer(), res);
   EXPECT_EQ(res.result_int(), 503);
   EXPECT_EQ(res[http::field::content_type], "application/json");
   auto status = boost::json::parse(res.body()).as_object();
@@ -455,7 +456,7 @@ TEST_F(relay, RefusedUpstreamAnswers503StatusWithoutSecrets) {
   http::request<http::empty_body> get{http::verb::get, "/api/v1/namespaces/default/pods", 11};
   get.set(http::field::host, "127.0.0.1");
   get.set(http::field::authorization, "Bearer " + client_token);
-  http::write(client.stream, get);
+  http::write(client.tls_stream(), get);
   expect_unavailable_status(client, upstream_name, {proxy_token, client_token});
 
   // The connection stays usable; a request body is read and dropped, not left on the wire.
@@ -463,7 +464,7 @@ TEST_F(relay, RefusedUpstreamAnswers503StatusWithoutSecrets) {
   post.set(http::field::host, "127.0.0.1");
   post.body() = std::string(MiB, 'p');
   post.prepare_payload();
-  http::write(client.stream, post);
+  http::write(client.tls_stream(), post);
   expect_unavailable_status(client, upstream_name, {proxy_token, client_token});
 
   ASSERT_TRUE(proxy->stop());

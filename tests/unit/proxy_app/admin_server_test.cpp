@@ -20,6 +20,7 @@
 #include <boost/json/parse.hpp>
 
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -537,6 +538,96 @@ TEST_F(AdminServerTest, StopClosesIdleConnectionsAndTheIoContextRunsOut) {
   tcp::socket late(ioc);
   late.connect(endpoint_, ec);
   EXPECT_TRUE(ec) << "the listener must be closed after stop()";
+}
+
+// Whether the server closes `socket` within `limit` (a read ends with EOF or a reset), and how long
+// that took.
+std::optional<std::chrono::steady_clock::duration> closed_within(tcp::socket& socket,
+                                                                 std::chrono::steady_clock::duration limit) {
+  auto& ioc = static_cast<asio::io_context&>(socket.get_executor().context());
+  const auto from = std::chrono::steady_clock::now();
+  std::optional<std::chrono::steady_clock::duration> took;
+  bool done = false;
+  char byte = 0;
+  socket.async_read_some(asio::buffer(&byte, 1), [&](boost::system::error_code ec, std::size_t) {
+    done = true;
+    if (ec == asio::error::eof || ec == asio::error::connection_reset) took = std::chrono::steady_clock::now() - from;
+  });
+  ioc.restart();
+  ioc.run_for(limit);
+  if (!done) {
+    socket.cancel();
+    ioc.restart();
+    ioc.run();  // the handler, cancelled, before its captures go
+  }
+  return took;
+}
+
+// Polls `pred` every 10 ms for up to 5 s (what the server does after a close the client saw).
+template <class Pred>
+bool soon(Pred pred) {
+  for (int i = 0; i < 500; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pred();
+}
+
+TEST_F(AdminServerTest, ConnectionsBeyondMaxConnectionsAreClosedAtOnceAndCounted) {
+  start({.timeout = std::chrono::hours(1), .max_connections = 2});
+  asio::io_context ioc;
+  std::vector<tcp::socket> held;
+  for (int i = 0; i < 2; ++i) {
+    held.emplace_back(ioc);
+    held.back().connect(endpoint_);
+  }
+  // Accepted in order: the third is past the cap however fast the first two were served.
+  tcp::socket third(ioc);
+  third.connect(endpoint_);
+  const auto took = closed_within(third, std::chrono::seconds(5));
+  ASSERT_TRUE(took) << "the connection past the cap was not closed";
+  EXPECT_LT(*took, std::chrono::seconds(2)) << "closed at a deadline, not at once";
+  EXPECT_TRUE(soon([&] { return metrics_.admin_connections_rejected.value() == 1; }));
+  EXPECT_EQ(metrics_.admin_connections.value(), 2) << "the two under the cap are held open";
+
+  // Once one of them closes, a new connection is served again.
+  held.pop_back();
+  bool served = false;
+  for (int i = 0; i < 100 && !served; ++i) {
+    try {
+      served = get("/healthz").result() == http::status::ok;
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  EXPECT_TRUE(served) << "no connection was served after one of the two closed";
+}
+
+TEST_F(AdminServerTest, FirstRequestHeaderHasItsOwnDeadlineFromAccept) {
+  start({.timeout = std::chrono::hours(1), .first_request_timeout = std::chrono::seconds(1)});
+  asio::io_context ioc;
+  tcp::socket silent(ioc);
+  silent.connect(endpoint_);
+  // A connection that asked something already waits for its next request as long as `timeout`.
+  beast::tcp_stream talking(ioc);
+  talking.connect(endpoint_);
+  beast::flat_buffer buffer;
+  auto ask = [&] {
+    http::request<http::empty_body> req{http::verb::get, "/healthz", 11};
+    req.set(http::field::host, "127.0.0.1");
+    http::write(talking, req);
+    Response res;
+    http::read(talking, buffer, res);
+    return res.result();
+  };
+  EXPECT_EQ(ask(), http::status::ok);
+
+  const auto took = closed_within(silent, std::chrono::seconds(10));
+  ASSERT_TRUE(took) << "a connection without a request was kept past first_request_timeout";
+  EXPECT_GE(*took, std::chrono::milliseconds(500));
+  EXPECT_TRUE(soon([&] { return metrics_.admin_connections.value() == 1; })) << "the silent one still counts";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // past the deadline of the first request
+  EXPECT_EQ(ask(), http::status::ok) << "the deadline of the first request cut a keep-alive connection";
 }
 
 TEST_F(AdminServerTest, StartFailsLoudlyOnABadOrBusyAddress) {

@@ -1,6 +1,7 @@
 #pragma once
-// The proxy's admin HTTP API (plain HTTP/1.1, 127.0.0.1 by default), served asynchronously on an
-// io_context the caller owns and runs. Endpoints (docs/proxy.md, "Admin API"):
+// The proxy's admin HTTP API (plain HTTP/1.1, 127.0.0.1 by default), served on an io_context the
+// caller owns and runs on any number of threads (the relay's): one coroutine per connection, each
+// on a strand of its own, and one accepting. Endpoints (docs/proxy.md, "Admin API"):
 //   GET  /v1/scenario           running scenario (YAML; JSON with Accept: application/json)
 //   PUT  /v1/scenario           replace it (body YAML); 400 {"errors":[...]} keeps the old one
 //   POST /v1/arm | /v1/disarm   schedule time zero / stop
