@@ -18,11 +18,11 @@
 #include <iostream>
 #include <thread>
 
-#include "app/bridge.hpp"
-#include "app/open_files.hpp"
 #include "faultline/admin/admin_server.hpp"
 #include "faultline/admin/audit_flusher.hpp"
 #include "faultline/admin/token_file.hpp"
+#include "faultline/app/bridge.hpp"
+#include "faultline/app/open_files.hpp"
 #include "faultline/faults/printable.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/net/certs.hpp"
@@ -338,8 +338,8 @@ int run(const Flags& f) {
     auto scenario = faults::load_scenario_text(text, f.scenario);
     engine.load(scenario);
     bridge.set_scenario_text(std::move(text));
-    spdlog::info("scenario '{}' loaded from {} ({} rules)", scenario->metadata.name, f.scenario,
-                 scenario->faults.size());
+    spdlog::info("scenario '{}' loaded from {} ({} rules){}", scenario->metadata.name, f.scenario,
+                 scenario->faults.size(), app::unchecked_sections_note(*scenario));
     if (f.arm) engine.arm(clock.now());
   }
 

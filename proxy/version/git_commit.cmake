@@ -27,7 +27,7 @@ elseif(GIT)
   endif()
 endif()
 string(REGEX REPLACE "[^0-9A-Za-z._+-]" "_" commit "${commit}")  # a C++ string literal whatever it was given
-set(text "// Generated at build time by version/git_commit.cmake.\n#include \"faultline/version.hpp\"\n\nstd::string_view faultline::git_commit() { return \"${commit}\"; }\n")
+set(text "// Generated at build time by proxy/version/git_commit.cmake.\n#include \"faultline/version.hpp\"\n\nstd::string_view faultline::git_commit() { return \"${commit}\"; }\n")
 if(EXISTS "${OUTPUT}")
   file(READ "${OUTPUT}" old)
 endif()

@@ -1,9 +1,9 @@
 #include <algorithm>
 #include <set>
 
-#include "scenario_parse.hpp"
+#include "sections.hpp"
 
-namespace faultline::faults::detail {
+namespace faultline::harness::schema::detail {
 namespace {
 
 template <std::size_t N>
@@ -86,4 +86,4 @@ std::vector<ComponentFault> parse_component_faults(const YAML::Node& node, const
   return faults;
 }
 
-}  // namespace faultline::faults::detail
+}  // namespace faultline::harness::schema::detail

@@ -1,4 +1,4 @@
-#include "faultline/faults/matrix.hpp"
+#include "faultline/harness/schema/matrix.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,11 +6,14 @@
 #include <set>
 
 #include "faultline/faults/file.hpp"
-#include "faultline/faults/yaml_edit.hpp"
-#include "yaml_load.hpp"
+#include "faultline/faults/yaml_load.hpp"
+#include "faultline/harness/schema/yaml_edit.hpp"
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 namespace {
+
+using namespace faults;
+namespace detail = faults::detail;
 
 namespace fs = std::filesystem;
 
@@ -544,4 +547,4 @@ Matrix load_matrix_file(const fs::path& path, const fs::path& shipped_scenarios)
   return load_matrix_text(text, path.string(), path.parent_path(), shipped_scenarios);
 }
 
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

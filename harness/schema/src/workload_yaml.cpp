@@ -1,10 +1,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "actions/parse.hpp"
-#include "scenario_parse.hpp"
+#include "sections.hpp"
 
-namespace faultline::faults::detail {
+namespace faultline::harness::schema::detail {
 namespace {
 
 template <typename T, typename Parse>
@@ -270,4 +269,4 @@ Checks parse_checks(MapReader& reader) {
   return checks;
 }
 
-}  // namespace faultline::faults::detail
+}  // namespace faultline::harness::schema::detail

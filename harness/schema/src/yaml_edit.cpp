@@ -1,13 +1,15 @@
-#include "faultline/faults/yaml_edit.hpp"
+#include "faultline/harness/schema/yaml_edit.hpp"
 
 #include <charconv>
 #include <optional>
 #include <vector>
 
-#include "yaml_load.hpp"
+#include "faultline/faults/yaml_load.hpp"
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 namespace {
+
+namespace detail = faults::detail;
 
 struct Segment {
   std::string key;                   // a mapping key, or
@@ -138,4 +140,4 @@ std::string with_value_at(std::string_view yaml, std::string_view path, std::str
   return text.substr(0, at) + std::string(value_text) + text.substr(at + old.size());
 }
 
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

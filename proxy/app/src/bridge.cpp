@@ -1,4 +1,4 @@
-#include "bridge.hpp"
+#include "faultline/app/bridge.hpp"
 
 #include <boost/json.hpp>
 
@@ -31,6 +31,13 @@ std::optional<admin::ScenarioDocument> AdminBridge::scenario(admin::ScenarioForm
   return admin::ScenarioDocument{scenario_text_, admin::ScenarioFormat::yaml};
 }
 
+std::string unchecked_sections_note(const faults::Scenario& scenario) {
+  std::string note;
+  for (const auto& section : scenario.unread_sections)
+    note += (note.empty() ? "; not checked here (faultline-harness reads them): " : ", ") + section;
+  return note;
+}
+
 admin::ScenarioReplaceResult AdminBridge::replace_scenario(std::string_view yaml) {
   admin::ScenarioReplaceResult result;
   try {
@@ -39,8 +46,13 @@ admin::ScenarioReplaceResult AdminBridge::replace_scenario(std::string_view yaml
     set_scenario_text(std::string(yaml));
     if (enforce_outage_) enforce_outage_();  // a new scenario ends any outage
     result.info = {{"name", scenario->metadata.name}, {"rules", scenario->faults.size()}, {"armed", false}};
-    spdlog::info("scenario '{}' loaded from the admin API ({} rules, disarmed)", scenario->metadata.name,
-                 scenario->faults.size());
+    if (!scenario->unread_sections.empty()) {
+      boost::json::array unchecked;
+      for (const auto& section : scenario->unread_sections) unchecked.emplace_back(section);
+      result.info["unchecked"] = std::move(unchecked);
+    }
+    spdlog::info("scenario '{}' loaded from the admin API ({} rules, disarmed){}", scenario->metadata.name,
+                 scenario->faults.size(), unchecked_sections_note(*scenario));
   } catch (const faults::ScenarioError& e) {
     result.errors = e.errors();
   }

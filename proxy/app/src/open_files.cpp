@@ -1,4 +1,4 @@
-#include "open_files.hpp"
+#include "faultline/app/open_files.hpp"
 
 #include <sys/resource.h>
 

@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "yaml_reader.hpp"
+#include "faultline/faults/yaml_reader.hpp"
 
 namespace faultline::faults::detail {
 

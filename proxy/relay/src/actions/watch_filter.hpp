@@ -12,7 +12,7 @@
 
 namespace faultline::proxy::actions {
 
-// One per watch action (proxy/src/actions/<type>.cpp).
+// One per watch action (proxy/relay/src/actions/<type>.cpp).
 Disposition carry_out(const faults::actions::WatchReset& action, const faults::Plan& plan);
 Disposition carry_out(const faults::actions::WatchGone& action, const faults::Plan& plan);
 Disposition carry_out(const faults::actions::WatchInject& action, const faults::Plan& plan);

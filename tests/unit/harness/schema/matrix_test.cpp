@@ -1,17 +1,19 @@
 // Matrix files (faultline/faults/matrix.hpp): expansion into one scenario per cell, and the exact
 // file:line:column errors of bad matrix files.
-#include "faultline/faults/matrix.hpp"
+#include "faultline/harness/schema/matrix.hpp"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "faultline/faults/yaml_edit.hpp"
+#include "faultline/harness/schema/yaml_edit.hpp"
 #include "files.hpp"
 #include "scenario_helpers.hpp"
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 namespace {
+
+using namespace faults;
 
 const std::filesystem::path kShipped = std::filesystem::path(FAULTLINE_SOURCE_DIR) / "harness/scenarios";
 
@@ -41,7 +43,7 @@ class MatrixTest : public ::testing::Test {
   Matrix load(const std::string& text) { return load_matrix_text(text, "m.yaml", dir_.path(), kShipped); }
   // The errors, with the base scenario's path written BASE.
   std::vector<std::string> errors(const std::string& text) {
-    std::vector<std::string> out = testing::load_errors([&] { load(text); });
+    std::vector<std::string> out = faults::testing::load_errors([&] { load(text); });
     const std::string base = (dir_.path() / "base.yaml").string();
     for (auto& e : out)
       for (auto at = e.find(base); at != std::string::npos; at = e.find(base)) e.replace(at, base.size(), "BASE");
@@ -268,4 +270,4 @@ TEST(YamlEdit, ReplacesOneValueAndKeepsEverythingElseAsWritten) {
 }
 
 }  // namespace
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

@@ -1,12 +1,15 @@
 // Bad scenario files (tests/data/scenarios/bad/) and the exact errors a user sees for them.
 #include <gtest/gtest.h>
 
+#include "faultline/harness/schema/scenario.hpp"
 #include "scenario_helpers.hpp"
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 namespace {
 
-using testing::load_errors;
+using namespace faults;
+
+using faults::testing::load_errors;
 
 struct BadFile {
   const char* file;
@@ -187,10 +190,12 @@ TEST(BadScenarioFiles, ErrorMessageJoinsAllErrors) {
 }
 
 }  // namespace
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 namespace {
+
+using namespace faults;
 
 // Odd shapes anywhere in the file end as a ScenarioError with a position, never a crash or a
 // yaml-cpp exception.
@@ -233,4 +238,4 @@ TEST(BadScenarioShapes, OnlyScenarioErrorsEscape) {
 }
 
 }  // namespace
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

@@ -13,14 +13,17 @@
 #include "faultline/faults/actions/respond.hpp"
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/match.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 #include "files.hpp"
 #include "scenario_helpers.hpp"
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 namespace {
 
+using namespace faults;
+
 namespace fs = std::filesystem;
-using testing::load_errors;
+using faults::testing::load_errors;
 
 std::string bad_path(const char* file) { return std::string(FAULTLINE_TEST_DATA_DIR) + "/scenarios/bad/" + file; }
 
@@ -143,14 +146,14 @@ TEST(ScenarioBounds, DurationsUpToAYear) {
   EXPECT_EQ(duration_problem("8760h1ms"), R"(duration "8760h1ms" is longer than the maximum of 8760h (365 days))");
   EXPECT_EQ(duration_problem("8760x"), R"(invalid duration "8760x" (write a number and a unit: 250ms, 10s, 2m, 1h))");
   EXPECT_EQ(duration_problem("8760h"), "");
-  auto scenario = testing::scenario_with_faults(
+  auto scenario = faults::testing::scenario_with_faults(
       "- {name: r, when: {at: 8760h, for: 8760h}, action: {type: respond, code: 503, retryAfter: 8760h}}");
   EXPECT_EQ(scenario->faults.at(0).when.at, max_duration);
 }
 
 // The longest Retry-After is a year in seconds, in the body and in the header.
 TEST(ScenarioBounds, LongestRetryAfterFitsTheHeaderAndTheBody) {
-  auto scenario = testing::scenario_with_action("{type: respond, code: 429, retryAfter: 8760h}");
+  auto scenario = faults::testing::scenario_with_action("{type: respond, code: 429, retryAfter: 8760h}");
   HttpResponse response = std::get<actions::Respond>(scenario->faults.at(0).action).render(RequestInfo{});
   EXPECT_NE(response.body.find(R"("retryAfterSeconds":31536000)"), std::string::npos) << response.body;
   EXPECT_TRUE(std::any_of(response.headers.begin(), response.headers.end(),
@@ -159,7 +162,7 @@ TEST(ScenarioBounds, LongestRetryAfterFitsTheHeaderAndTheBody) {
 
 TEST(ScenarioBounds, RespondWithoutABodyFor204And304) {
   for (int code : {204, 304}) {
-    auto scenario = testing::scenario_with_action("{type: respond, code: " + std::to_string(code) + "}");
+    auto scenario = faults::testing::scenario_with_action("{type: respond, code: " + std::to_string(code) + "}");
     HttpResponse response = std::get<actions::Respond>(scenario->faults.at(0).action).render(RequestInfo{});
     EXPECT_EQ(response.code, code);
     EXPECT_EQ(response.body, "");
@@ -170,9 +173,9 @@ TEST(ScenarioBounds, RespondWithoutABodyFor204And304) {
 TEST(ScenarioBounds, GlobPatternsUpToOneKibibyte) {
   const std::string longest(max_glob_pattern_bytes, '?');
   auto scenario =
-      testing::scenario_with_faults("- {name: r, match: {names: ['" + longest + "']}, action: {type: reset}}");
+      faults::testing::scenario_with_faults("- {name: r, match: {names: ['" + longest + "']}, action: {type: reset}}");
   EXPECT_EQ(scenario->faults.at(0).match.names.at(0), longest);
 }
 
 }  // namespace
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

@@ -3,11 +3,13 @@
 // checks every key and each action's keys.)
 #include <gtest/gtest.h>
 
-#include "faultline/faults/scenario.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 #include "files.hpp"
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 namespace {
+
+using namespace faults;
 
 std::string reference() { return faultline::testing::slurp(std::string(FAULTLINE_SOURCE_DIR) + "/docs/scenarios.md"); }
 
@@ -35,4 +37,4 @@ TEST(ScenarioReference, DocumentsEveryInvariant) {
 }
 
 }  // namespace
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

@@ -1,10 +1,13 @@
 // Good scenario files load with every value as written (tests/data/scenarios/good/).
 #include <gtest/gtest.h>
 
+#include "faultline/harness/schema/scenario.hpp"
 #include "scenario_helpers.hpp"
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 namespace {
+
+using namespace faults;
 
 using namespace std::chrono_literals;
 
@@ -254,4 +257,4 @@ checks:
 }
 
 }  // namespace
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

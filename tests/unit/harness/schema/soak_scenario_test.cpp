@@ -1,10 +1,13 @@
 // The scenario keys of a long soak: when.repeat, a churn step, checks.quietAfter and checks.resources.
 #include <gtest/gtest.h>
 
+#include "faultline/harness/schema/scenario.hpp"
 #include "scenario_helpers.hpp"
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 namespace {
+
+using namespace faults;
 
 using namespace std::chrono_literals;
 
@@ -62,4 +65,4 @@ TEST(SoakScenario, ShippedChurnSoakLoads) {
 }
 
 }  // namespace
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

@@ -40,6 +40,11 @@ class AuditingObserver final : public proxy::Observer {
 // fire), the metric of that rule goes up. Fired faults are counted by AuditingObserver.
 void count_rule_matches(faults::Engine& engine, admin::ProxyMetrics& metrics);
 
+// What the proxy tells about the sections of a loaded scenario it did not check (those only
+// faultline-harness reads): "" when there are none, else "; not checked here (faultline-harness
+// reads them): workload, checks", for the log line that reports the load.
+std::string unchecked_sections_note(const faults::Scenario& scenario);
+
 // The running scenario as the admin API sees it: the snapshot in the engine plus its YAML text.
 class AdminBridge final : public admin::AdminBackend {
  public:

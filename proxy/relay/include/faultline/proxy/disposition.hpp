@@ -1,6 +1,6 @@
 #pragma once
 // How the relay carries out an engine Plan. dispose() turns the fault action of the plan into a
-// Disposition (proxy/src/actions/: dispose.cpp for the actions without state, a file for each
+// Disposition (proxy/relay/src/actions/: dispose.cpp for the actions without state, a file for each
 // watch action and its WatchFilter): a few primitive steps the session performs
 // (answer locally, wait, forward, discard the answer, cut the connection, hang, filter the watch
 // stream). Pure values: no sockets here, so every action is testable on its own.

@@ -12,7 +12,7 @@
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/rule.hpp"
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 
 // The processes a component fault may act on, by the names of their pid files in the stack's run
 // dir (DIR/pids/NAME): scripts/stack's, and `airflow-scheduler`, the first Airflow scheduler that
@@ -36,13 +36,13 @@ struct ComponentFault {
   std::string name;
   Component target = Component::kube_apiserver;
   ComponentAction action = ComponentAction::kill;
-  std::optional<Duration> down_for;  // kill: required; pause: optional; others: none
-  Duration at{0};                    // not before this long after the proxy was armed
-  std::optional<Trigger> trigger;    // and (if set) once this many requests matching `of` were seen after `at`
+  std::optional<faults::Duration> down_for;  // kill: required; pause: optional; others: none
+  faults::Duration at{0};                    // not before this long after the proxy was armed
+  std::optional<faults::Trigger> trigger;    // and (if set) once this many requests matching `of` were seen after `at`
 };
 
 // Whether `fault` is due `since_arm` after arming, having seen `matched` requests matching its
 // trigger's `of` since `at` (ignored without a trigger).
-bool component_fault_due(const ComponentFault& fault, Duration since_arm, std::uint64_t matched);
+bool component_fault_due(const ComponentFault& fault, faults::Duration since_arm, std::uint64_t matched);
 
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

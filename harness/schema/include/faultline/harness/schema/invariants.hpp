@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 
 enum class Invariant {
   pods_bound,
@@ -43,4 +43,4 @@ std::vector<std::string> invariant_names();
 // The names checked when a scenario leaves `checks.invariants` out, in table order.
 std::vector<std::string> default_invariant_names();
 
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

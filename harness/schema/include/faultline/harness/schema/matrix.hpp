@@ -28,9 +28,9 @@
 #include <utility>
 #include <vector>
 
-#include "faultline/faults/scenario.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 
 // kube-apiserver's own settings. Cells that differ here need a stack of their own.
 struct ClusterSettings {
@@ -86,4 +86,4 @@ Matrix load_matrix_file(const std::filesystem::path& path, const std::filesystem
 Matrix load_matrix_text(std::string_view text, std::string_view source_name, const std::filesystem::path& base_dir,
                         const std::filesystem::path& shipped_scenarios);
 
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema

@@ -2,13 +2,13 @@
 // Setting one value of a scenario's YAML text in place. Only that place of the text changes, so
 // quoting, comments and every other value stay as written (writing a parsed document out again
 // would drop the quotes of strings such as "32"). Used by `faultline-harness run --seed` and by
-// the matrix expansion (faultline/faults/matrix.hpp).
+// the matrix expansion (faultline/harness/schema/matrix.hpp).
 
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
-namespace faultline::faults {
+namespace faultline::harness::schema {
 
 class YamlEditError : public std::runtime_error {
  public:
@@ -29,4 +29,4 @@ std::string with_value_at(std::string_view yaml, std::string_view path, std::str
 // scalar running into the next line) or `scalar` (the parsed value) does not start there.
 std::string_view scalar_source(std::string_view text, std::size_t at, std::string_view scalar);
 
-}  // namespace faultline::faults
+}  // namespace faultline::harness::schema
