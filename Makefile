@@ -214,12 +214,14 @@ format: deps
 # with a bash shebang), every C++ source in the style of .clang-format (`make format` fixes what
 # this reports), the GitHub Actions workflows (scripts/actionlint), and the user documentation
 # against the code (scripts/check-docs: links and anchors, make targets, the flags of the programs
-# and scripts, the scenario keys the loader accepts; it runs the release tree's two programs).
+# and scripts, the scenario keys the loader accepts; it runs the release tree's two programs), and
+# that each library reaches only the headers of what it links (scripts/check-layers).
 lint: deps bins
 	shellcheck -x .ci/run scripts/lib/*.sh $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind tests/integration/components)
 	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
 	scripts/actionlint
 	scripts/check-docs --proxy $(BUILD_DIR)/proxy/faultline-proxy --harness $(BUILD_DIR)/harness/faultline-harness
+	scripts/check-layers --build-dir $(BUILD_DIR)
 
 stack-up: $(STACK_NEEDS)
 	$(STACK_UP)
