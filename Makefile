@@ -77,10 +77,10 @@ FUZZ_MAX_LEN_audit_roundtrip  := 8192
 FUZZ_LIMITS    := -rss_limit_mb=2048 -timeout=10
 FUZZ_ENV       := ASAN_SYMBOLIZER_PATH=$(LLVM_BIN)/llvm-symbolizer \
                   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-# What the ThreadSanitizer build builds and runs: the engine's, the relay's and the admin API's
-# unit tests and the relay integration tests (with the faultline-proxy they spawn).
-TSAN_TARGETS   := faults_unit_tests proxy_net_unit proxy_relay_unit proxy_admin_test proxy_app_test \
-                  relay_integration_test faultline-proxy
+# What the ThreadSanitizer build builds and runs: the engine's and scenario loaders', the relay's
+# and the admin API's unit tests and the relay integration tests (with the faultline-proxy they spawn).
+TSAN_TARGETS   := faults_unit_tests harness_schema_unit_tests proxy_net_unit proxy_relay_unit proxy_admin_test \
+                  proxy_app_test relay_integration_test faultline-proxy
 
 .PHONY: deps build bins harness-bin check sanitize sanitize-build e2e e2e-build tsan tsan-build fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
         repro-3355 soak bench stack-up stack-down stack-status format lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
@@ -213,14 +213,16 @@ format: deps
 # Every shell script of the project (files under scripts/, tests/integration/{kind,components} and
 # tests/unit/scripts that start with a bash shebang), every C++ source in the style of
 # .clang-format (`make format` fixes what this reports), the GitHub Actions workflows
-# (scripts/actionlint), and the user documentation against the code (scripts/check-docs: links and
+# (scripts/actionlint), the user documentation against the code (scripts/check-docs: links and
 # anchors, make targets, the flags of the programs and scripts, the scenario keys the loader
-# accepts; it runs the release tree's two programs).
+# accepts; it runs the release tree's two programs), and that each library reaches only the
+# headers of what it links (scripts/check-layers).
 lint: deps bins
 	shellcheck -x .ci/run scripts/lib/*.sh $$(grep -lr --exclude-dir=go '^#!/usr/bin/env bash' scripts tests/integration/kind tests/integration/components tests/unit/scripts)
 	$(CLANG_FORMAT) --dry-run --Werror $(CXX_SOURCES)
 	scripts/actionlint
 	scripts/check-docs --proxy $(BUILD_DIR)/proxy/faultline-proxy --harness $(BUILD_DIR)/harness/faultline-harness
+	scripts/check-layers --build-dir $(BUILD_DIR)
 
 stack-up: $(STACK_NEEDS)
 	$(STACK_UP)

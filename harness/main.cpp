@@ -14,12 +14,12 @@
 
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/file.hpp"
-#include "faultline/faults/matrix.hpp"
 #include "faultline/faults/printable.hpp"
-#include "faultline/faults/scenario.hpp"
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/run.hpp"
 #include "faultline/harness/scenario_seed.hpp"
+#include "faultline/harness/schema/matrix.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 #include "faultline/harness/sweep.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/rfc3339.hpp"
@@ -27,6 +27,7 @@
 
 namespace fh = faultline::harness;
 namespace ff = faultline::faults;
+namespace hs = faultline::harness::schema;
 
 namespace {
 
@@ -117,14 +118,14 @@ std::vector<std::string> split_list(const std::string& text) {
 // loaded; nullopt after printing its errors.
 struct LoadedScenario {
   std::string text;
-  std::shared_ptr<const ff::Scenario> scenario;
+  std::shared_ptr<const hs::Scenario> scenario;
 };
 
 std::optional<LoadedScenario> load_or_print(const std::string& file) {
   try {
     LoadedScenario loaded;
     loaded.text = ff::read_scenario_file(file);
-    loaded.scenario = ff::load_scenario_text(loaded.text, file);
+    loaded.scenario = hs::load_scenario_text(loaded.text, file);
     return loaded;
   } catch (const ff::ScenarioError& e) {
     for (const auto& err : e.errors()) std::cerr << err << "\n";
@@ -144,9 +145,9 @@ int run_bench(const std::string& env_file, std::string kubeconfig, const std::st
     options.limits = limits;
     boost::asio::io_context ioc;
     fh::KubeClient client(ioc.get_executor(), options);
-    ff::Workload spec;
+    hs::Workload spec;
     spec.namespace_ = ns;
-    ff::Phase phase;
+    hs::Phase phase;
     phase.name = "bench";
     phase.pods = pods;
     phase.concurrency = concurrency;
@@ -186,9 +187,9 @@ int run_bench(const std::string& env_file, std::string kubeconfig, const std::st
 // `matrix expand`: the matrix's cells into DIR (plan.json, cells/<id>/scenario.yaml). A DIR that
 // holds another matrix's plan is refused, so resuming never mixes two sweeps.
 int matrix_expand(const std::string& file, const std::string& out, const std::string& shipped) {
-  std::optional<ff::Matrix> m;
+  std::optional<hs::Matrix> m;
   try {
-    m = ff::load_matrix_file(file, shipped);
+    m = hs::load_matrix_file(file, shipped);
   } catch (const ff::ScenarioError& e) {
     for (const auto& err : e.errors()) std::cerr << err << "\n";
     return 2;
@@ -274,11 +275,11 @@ int main(int argc, char** argv) {
                   "scripts/stack, which starts a component again after a kill (default $FAULTLINE_STACK)");
   run->add_option("--out", out_dir, "report directory (default .run/reports/<scenario>-<time>)");
   run->add_option("--nodes", nodes, "override the number of KWOK nodes")
-      ->check(CLI::Range(std::uint64_t{1}, ff::max_workload_nodes));
+      ->check(CLI::Range(std::uint64_t{1}, hs::max_workload_nodes));
   run->add_option("--pods", pods, "override the first phase's pod count")
-      ->check(CLI::Range(std::uint64_t{1}, ff::max_workload_pods));
+      ->check(CLI::Range(std::uint64_t{1}, hs::max_workload_pods));
   run->add_option("--rate", rate, "override the first phase's creation rate (pods/s)")
-      ->check(CLI::Range(0.0, ff::max_pod_rate));
+      ->check(CLI::Range(0.0, hs::max_pod_rate));
   auto* seed_option = run->add_option("--seed", seed, "override the scenario's seed (the proxy's fault decisions)");
   run->add_option("--settle", settle, "override checks.settle (e.g. 30s)");
   run->add_option("--churn-for", churn_for, "override the `for` of every churn step (e.g. 20m)");
@@ -302,11 +303,11 @@ int main(int argc, char** argv) {
   bench->add_option("--env", env_file, "stack env file for the kubeconfig");
   bench->add_option("--kubeconfig", kubeconfig,
                     "admin kubeconfig (default $FAULTLINE_ADMIN_KUBECONFIG, then $KUBECONFIG)");
-  bench->add_option("--pods", bench_pods, "pods to create")->check(CLI::Range(std::uint64_t{1}, ff::max_workload_pods));
+  bench->add_option("--pods", bench_pods, "pods to create")->check(CLI::Range(std::uint64_t{1}, hs::max_workload_pods));
   bench->add_option("--rate", bench_rate, "target rate in pods/s (0: as fast as the connections go)")
-      ->check(CLI::Range(0.0, ff::max_pod_rate));
+      ->check(CLI::Range(0.0, hs::max_pod_rate));
   bench->add_option("--concurrency", bench_concurrency, "parallel connections")
-      ->check(CLI::Range(std::uint64_t{1}, ff::max_pod_concurrency));
+      ->check(CLI::Range(std::uint64_t{1}, hs::max_pod_concurrency));
   bench->add_option("--namespace", bench_ns, "namespace for the benchmark's pods");
   bench->add_option(fh::kMaxResponseFlag, max_response_mib, max_response_help)
       ->capture_default_str()
@@ -371,7 +372,7 @@ int main(int argc, char** argv) {
   if (seed_option->count() > 0) {
     text = fh::scenario_with_seed(text, seed);
     try {
-      sc = ff::load_scenario_text(text, scenario_file);
+      sc = hs::load_scenario_text(text, scenario_file);
     } catch (const ff::ScenarioError& e) {
       for (const auto& err : e.errors()) std::cerr << err << "\n";
       return 2;
@@ -391,11 +392,11 @@ int main(int argc, char** argv) {
   if (rate > 0) o.rate = rate;
   if (!settle.empty()) {
     auto d = ff::parse_duration(settle);
-    if (!d || d->count() <= 0 || *d > ff::max_workload_duration) {
+    if (!d || d->count() <= 0 || *d > hs::max_workload_duration) {
       std::cerr << "faultline-harness: --settle: "
                 << (!d                ? ff::duration_problem(settle)
                     : d->count() <= 0 ? std::string("must be greater than 0")
-                                      : "must be at most " + ff::format_duration(ff::max_workload_duration))
+                                      : "must be at most " + ff::format_duration(hs::max_workload_duration))
                 << "\n";
       return 2;
     }

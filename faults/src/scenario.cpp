@@ -1,8 +1,9 @@
 #include "faultline/faults/scenario.hpp"
 
 #include "faultline/faults/file.hpp"
+#include "faultline/faults/scenario_reader.hpp"
+#include "faultline/faults/yaml_load.hpp"
 #include "scenario_parse.hpp"
-#include "yaml_load.hpp"
 
 namespace faultline::faults {
 namespace {
@@ -30,69 +31,54 @@ void parse_header(detail::MapReader& root, Scenario& scenario) {
   reader.finish();
 }
 
-template <typename T, typename Parse>
-std::optional<T> parse_optional_section(detail::MapReader& root, std::string_view key, Parse parse) {
-  YAML::Node node = root.take(key);
-  if (!node.IsDefined()) return std::nullopt;
-  detail::MapReader reader(node, std::string(key), root.errors());
-  if (!reader.valid()) return std::nullopt;
-  T value = parse(reader);
-  reader.finish();
-  return value;
-}
+// Reads nothing: what load_scenario_text does with the harness_sections.
+class Unread final : public SectionReader {
+ public:
+  explicit Unread(Scenario& scenario) : scenario_(scenario) {}
+  void read(std::string_view key, const YAML::Node& node, detail::Errors&) override {
+    if (node.IsDefined()) scenario_.unread_sections.emplace_back(key);
+  }
 
-void parse_document(const YAML::Node& document, Scenario& scenario, detail::Errors& errors) {
+ private:
+  Scenario& scenario_;
+};
+
+void parse_document(const YAML::Node& document, Scenario& scenario, SectionReader& sections, detail::Errors& errors) {
   detail::MapReader root(document, "", errors);
   if (!root.valid()) return;
   parse_header(root, scenario);
   if (auto seed = root.count("seed", 0)) scenario.seed = *seed;
-  scenario.workload = parse_optional_section<Workload>(root, "workload", detail::parse_workload);
+  // In the order of the file format: workload, faults, componentFaults, checks.
+  sections.read(harness_sections[0], root.take(harness_sections[0]), errors);
   scenario.faults = detail::parse_faults(root.take("faults"), "faults", errors);
-  scenario.component_faults = detail::parse_component_faults(root.take("componentFaults"), "componentFaults", errors);
-  if (auto checks = parse_optional_section<Checks>(root, "checks", detail::parse_checks)) scenario.checks = *checks;
+  for (std::size_t i = 1; i < harness_sections.size(); ++i)
+    sections.read(harness_sections[i], root.take(harness_sections[i]), errors);
   root.finish();
 }
 
 }  // namespace
 
-const InvariantSpec* find_invariant(std::string_view name) {
-  for (const auto& spec : invariant_specs)
-    if (spec.name == name) return &spec;
-  return nullptr;
-}
-
-std::vector<std::string> invariant_names() {
-  std::vector<std::string> names;
-  for (const auto& spec : invariant_specs) names.emplace_back(spec.name);
-  return names;
-}
-
-std::vector<std::string> default_invariant_names() {
-  std::vector<std::string> names;
-  for (const auto& spec : invariant_specs)
-    if (spec.by_default) names.emplace_back(spec.name);
-  return names;
-}
-
-std::vector<std::string> Checks::invariants_to_check() const {
-  return invariants ? *invariants : default_invariant_names();
-}
-
 ScenarioError::ScenarioError(std::vector<std::string> errors)
     : std::runtime_error(join_lines(errors)), errors_(std::move(errors)) {}
 
-std::shared_ptr<const Scenario> load_scenario_text(std::string_view text, std::string_view source_name) {
+void load_scenario_text(std::string_view text, std::string_view source_name, Scenario& scenario,
+                        SectionReader& sections) {
   detail::Errors errors{std::string(source_name)};
-  auto scenario = std::make_shared<Scenario>();
-  scenario->source = std::string(source_name);
+  scenario.source = std::string(source_name);
   YAML::Node document = detail::load_yaml(text, errors);
   try {
-    if (document.IsDefined() && !document.IsNull()) parse_document(document, *scenario, errors);
+    if (document.IsDefined() && !document.IsNull()) parse_document(document, scenario, sections, errors);
     else if (errors.empty()) errors.add(YAML::Mark::null_mark(), "", "the file is empty");
   } catch (const YAML::Exception& e) {  // a node shape the readers did not expect: still an error report
     errors.add(e.mark, "", "cannot read this YAML: " + e.msg);
   }
   if (!errors.empty()) throw ScenarioError(errors.report());
+}
+
+std::shared_ptr<const Scenario> load_scenario_text(std::string_view text, std::string_view source_name) {
+  auto scenario = std::make_shared<Scenario>();
+  Unread unread(*scenario);
+  load_scenario_text(text, source_name, *scenario, unread);
   return scenario;
 }
 

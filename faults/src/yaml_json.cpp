@@ -3,7 +3,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "faultline/faults/scenario.hpp"
-#include "yaml_load.hpp"
+#include "faultline/faults/yaml_load.hpp"
 
 namespace faultline::faults {
 

@@ -1,4 +1,4 @@
-#include "yaml_load.hpp"
+#include "faultline/faults/yaml_load.hpp"
 
 #include "faultline/faults/printable.hpp"
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "faultline/faults/invariants.hpp"
+#include "faultline/harness/schema/invariants.hpp"
 #include "faultline/net/rfc3339.hpp"
 
 namespace faultline::harness {
@@ -360,31 +360,31 @@ namespace {
 using CheckFn = CheckResult (*)(const Observations&);
 
 struct CheckEntry {
-  faults::Invariant invariant;
+  schema::Invariant invariant;
   CheckFn check;
 };
 
 // One check per invariant of faults' table. Sized by that table, so an invariant added there
 // without an entry here leaves a hole that the static_assert below rejects.
-constexpr std::array<CheckEntry, faults::invariant_specs.size()> check_table{{
-    {faults::Invariant::pods_bound, &check_pods_bound},
-    {faults::Invariant::queue_accounting, &check_queue_accounting},
-    {faults::Invariant::no_orphan_allocations, &check_no_orphan_allocations},
-    {faults::Invariant::no_unexpected_deletes, &check_no_unexpected_deletes},
-    {faults::Invariant::bound_to_live_node, &check_bound_to_live_node},
+constexpr std::array<CheckEntry, schema::invariant_specs.size()> check_table{{
+    {schema::Invariant::pods_bound, &check_pods_bound},
+    {schema::Invariant::queue_accounting, &check_queue_accounting},
+    {schema::Invariant::no_orphan_allocations, &check_no_orphan_allocations},
+    {schema::Invariant::no_unexpected_deletes, &check_no_unexpected_deletes},
+    {schema::Invariant::bound_to_live_node, &check_bound_to_live_node},
 }};
 
 consteval bool every_invariant_has_one_check() {
-  for (const auto& spec : faults::invariant_specs) {
+  for (const auto& spec : schema::invariant_specs) {
     int found = 0;
     for (const auto& entry : check_table) found += entry.invariant == spec.id && entry.check != nullptr ? 1 : 0;
     if (found != 1) return false;
   }
   return true;
 }
-static_assert(every_invariant_has_one_check(), "every invariant in faults::invariant_specs needs exactly one check");
+static_assert(every_invariant_has_one_check(), "every invariant in schema::invariant_specs needs exactly one check");
 
-CheckFn check_of(faults::Invariant invariant) {
+CheckFn check_of(schema::Invariant invariant) {
   for (const auto& entry : check_table)
     if (entry.invariant == invariant) return entry.check;
   return nullptr;  // unreachable: the static_assert covers every invariant
@@ -398,14 +398,14 @@ std::vector<CheckResult> run_checks(const std::vector<std::string>& names, const
     if (std::find(names.begin(), names.end(), e) == names.end())
       throw std::invalid_argument("expect lists '" + e + "' which is not among the invariants to check");
   }
-  std::vector<const faults::InvariantSpec*> specs;
+  std::vector<const schema::InvariantSpec*> specs;
   for (const auto& name : names) {
-    const faults::InvariantSpec* spec = faults::find_invariant(name);
+    const schema::InvariantSpec* spec = schema::find_invariant(name);
     if (spec == nullptr) throw std::invalid_argument("unknown check '" + name + "'");
     specs.push_back(spec);
   }
   std::vector<CheckResult> results;
-  for (const faults::InvariantSpec* spec : specs) {
+  for (const schema::InvariantSpec* spec : specs) {
     CheckResult r;
     if (spec->needs_yunikorn && obs.scheduler != kYunikorn) {
       r.name = std::string(spec->name);

@@ -150,7 +150,7 @@ asio::awaitable<void> StackProcesses::run_stack(std::string_view command, std::s
         "): " + tail_of(log_, 6));
 }
 
-ComponentFaults::ComponentFaults(asio::any_io_executor executor, std::vector<faults::ComponentFault> faults,
+ComponentFaults::ComponentFaults(asio::any_io_executor executor, std::vector<schema::ComponentFault> faults,
                                  StackProcesses& stack, ProxyAdmin* proxy, const faults::Clock& clock,
                                  ProgressFn progress)
     : executor_(executor),
@@ -201,7 +201,7 @@ asio::awaitable<void> ComponentFaults::watch_triggers() {
     if (counting && std::find(fired_.begin(), fired_.end(), false) != fired_.end()) co_await count_requests();
     const auto since_arm = std::chrono::duration_cast<faults::Duration>(clock_.now() - armed_);
     for (std::size_t i = 0; i < faults_.size(); ++i) {
-      if (fired_[i] || !faults::component_fault_due(faults_[i], since_arm, matched_[i])) continue;
+      if (fired_[i] || !schema::component_fault_due(faults_[i], since_arm, matched_[i])) continue;
       fired_[i] = true;
       ++in_flight_;
       // Not cancelled with the trigger watch: a killed component is always started again.
@@ -216,8 +216,8 @@ asio::awaitable<void> ComponentFaults::carry_out(std::size_t index) {
   const auto& fault = faults_[index];
   StepRecord record;
   record.name = fault.name;
-  record.kind = std::string(faults::name_of(fault.action));
-  record.target = std::string(faults::name_of(fault.target));
+  record.kind = std::string(schema::name_of(fault.action));
+  record.target = std::string(schema::name_of(fault.target));
   record.started = WallClock::now();
   progress_("component fault " + fault.name + ": " + record.kind + " " + record.target, true);
   try {
@@ -230,13 +230,13 @@ asio::awaitable<void> ComponentFaults::carry_out(std::size_t index) {
   --in_flight_;
 }
 
-asio::awaitable<void> ComponentFaults::act(const faults::ComponentFault& fault, StepRecord& record) {
-  const std::string target(faults::name_of(fault.target));
+asio::awaitable<void> ComponentFaults::act(const schema::ComponentFault& fault, StepRecord& record) {
+  const std::string target(schema::name_of(fault.target));
   // Generous: kube-apiserver reaches /readyz in 4 to 15 s on this loaded machine.
   const seconds start_timeout{120};
   const auto t0 = clock_.now();
   switch (fault.action) {
-    case faults::ComponentAction::kill: {
+    case schema::ComponentAction::kill: {
       int pid = stack_.signal(target, SIGKILL);
       const std::string still_runs = target + " (pid " + std::to_string(pid) + ") still runs 10s after SIGKILL";
       co_await stack_.await_state(pid, exited, seconds(10), still_runs);
@@ -248,7 +248,7 @@ asio::awaitable<void> ComponentFaults::act(const faults::ComponentFault& fault, 
                                    seconds_text(*fault.down_for), stack_.pid(target), seconds_text(clock_.now() - t0));
       break;
     }
-    case faults::ComponentAction::pause: {
+    case schema::ComponentAction::pause: {
       int pid = stack_.signal(target, SIGSTOP);
       paused_[target] = pid;
       const std::string not_stopped_yet = target + " (pid " + std::to_string(pid) + ") not stopped 5s after SIGSTOP";
@@ -267,7 +267,7 @@ asio::awaitable<void> ComponentFaults::act(const faults::ComponentFault& fault, 
       record.detail += "; SIGCONT after " + seconds_text(*fault.down_for) + ", running again";
       break;
     }
-    case faults::ComponentAction::resume: {
+    case schema::ComponentAction::resume: {
       int pid = stack_.signal(target, SIGCONT);
       paused_.erase(target);
       const std::string still_stopped = target + " (pid " + std::to_string(pid) + ") still stopped 5s after SIGCONT";
@@ -276,7 +276,7 @@ asio::awaitable<void> ComponentFaults::act(const faults::ComponentFault& fault, 
       record.detail = "SIGCONT to pid " + std::to_string(pid) + ", running again";
       break;
     }
-    case faults::ComponentAction::restart: {
+    case schema::ComponentAction::restart: {
       int pid = stack_.pid(target);
       co_await stack_.run_stack("restart", target, start_timeout);
       record.recovered = WallClock::now();
@@ -294,8 +294,8 @@ asio::awaitable<std::vector<StepRecord>> ComponentFaults::finish() {
     if (fired_[i]) continue;
     const auto& f = faults_[i];
     StepRecord never{f.name,
-                     std::string(faults::name_of(f.action)),
-                     std::string(faults::name_of(f.target)),
+                     std::string(schema::name_of(f.action)),
+                     std::string(schema::name_of(f.target)),
                      WallClock::now(),
                      std::nullopt,
                      "",

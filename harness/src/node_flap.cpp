@@ -58,12 +58,12 @@ std::vector<std::string> pick_flap_nodes(const std::map<std::string, PodsInFligh
   return out;
 }
 
-asio::awaitable<StepRecord> run_node_flap(const faults::Phase& step, NodeFlapContext ctx) {
+asio::awaitable<StepRecord> run_node_flap(const schema::Phase& step, NodeFlapContext ctx) {
   StepRecord record;
   record.name = step.name;
   record.kind = "nodeFlap";
   record.started = WallClock::now();
-  const faults::NodeFlap& flap = *step.node_flap;
+  const schema::NodeFlap& flap = *step.node_flap;
   try {
     std::set<std::string> candidates;
     for (std::uint64_t i = 0; i < ctx.pool.count; ++i) candidates.insert(node_name(i));

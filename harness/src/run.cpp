@@ -156,9 +156,9 @@ asio::awaitable<std::string> apiserver_version(KubeClient& client) {
 constexpr std::chrono::seconds kFirstContactTimeout{10};
 constexpr int kFirstContactAttempts = 2;
 
-faults::Workload effective_workload(const RunOptions& o, const faults::Scenario& sc) {
+schema::Workload effective_workload(const RunOptions& o, const schema::Scenario& sc) {
   if (!sc.workload) throw std::runtime_error(sc.source + ": the scenario has no workload: nothing to run");
-  faults::Workload w = *sc.workload;
+  schema::Workload w = *sc.workload;
   if (w.phases.empty()) throw std::runtime_error(sc.source + ": the workload has no phases");
   if (o.nodes) w.nodes.count = *o.nodes;
   // The first phase of pods (a nodeFlap step creates none).
@@ -168,27 +168,27 @@ faults::Workload effective_workload(const RunOptions& o, const faults::Scenario&
   for (auto& phase : w.phases) {
     if (!phase.churn || !o.churn_for) continue;
     const double pods = std::ceil(phase.churn->rate * std::chrono::duration<double>(*o.churn_for).count());
-    if (*o.churn_for > faults::max_churn_for || pods > static_cast<double>(faults::max_churn_pods))
+    if (*o.churn_for > schema::max_churn_for || pods > static_cast<double>(schema::max_churn_pods))
       throw std::runtime_error(
           fmt::format("--churn-for {}: churn {} would create {:.0f} pods over {} (at most {} pods, {})",
                       faults::format_duration(*o.churn_for), phase.name, pods, faults::format_duration(*o.churn_for),
-                      faults::max_churn_pods, faults::format_duration(faults::max_churn_for)));
+                      schema::max_churn_pods, faults::format_duration(schema::max_churn_for)));
     phase.churn->for_ = *o.churn_for;
     phase.pods = static_cast<std::uint64_t>(pods);
   }
   // The loader bounds each phase and the sum; the overrides can raise the sum.
   std::uint64_t total = 0;
   for (const auto& phase : w.phases) total += phase.pods;
-  if (total > faults::max_workload_pods)
+  if (total > schema::max_workload_pods)
     throw std::runtime_error(
         fmt::format("with the overrides the phases create {} pods together, more than the limit of {}", total,
-                    faults::max_workload_pods));
+                    schema::max_workload_pods));
   return w;
 }
 
 class Runner {
  public:
-  Runner(asio::any_io_executor executor, const RunOptions& o, const faults::Scenario& sc, const std::string& text,
+  Runner(asio::any_io_executor executor, const RunOptions& o, const schema::Scenario& sc, const std::string& text,
          const ProgressFn& progress, const faults::Clock& clock, Report& r)
       : executor_(std::move(executor)), o_(o), sc_(sc), text_(text), progress_(progress), clock_(clock), r_(r) {}
 
@@ -354,7 +354,7 @@ class Runner {
 
   bool stops_the_api() const {
     return std::any_of(sc_.component_faults.begin(), sc_.component_faults.end(), [](const auto& f) {
-      return f.target == faults::Component::kube_apiserver || f.target == faults::Component::etcd;
+      return f.target == schema::Component::kube_apiserver || f.target == schema::Component::etcd;
     });
   }
 
@@ -490,12 +490,12 @@ class Runner {
     const SteadyTime workload_start = clock_.now();
     // A nodeFlap step with an offset start runs at that offset, alongside whatever phase is creating pods.
     for (const auto& phase : workload_spec_.phases)
-      if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::offset)
+      if (phase.node_flap && phase.start.kind == schema::PhaseStart::Kind::offset)
         start_flap(phase, workload_start + phase.start.offset);
     double created_seconds = 0;
     for (const auto& phase : workload_spec_.phases) {
-      if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::offset) continue;
-      if (phase.node_flap && phase.start.kind == faults::PhaseStart::Kind::settled) {
+      if (phase.node_flap && phase.start.kind == schema::PhaseStart::Kind::offset) continue;
+      if (phase.node_flap && phase.start.kind == schema::PhaseStart::Kind::settled) {
         const std::string settled = co_await settle_workload(Judged::now);
         r_.notes.push_back("before step " + phase.name + ": " + settled);
       }
@@ -503,10 +503,10 @@ class Runner {
         start_flap(phase, clock_.now());
         continue;
       }
-      if (phase.start.kind == faults::PhaseStart::Kind::settled) {
+      if (phase.start.kind == schema::PhaseStart::Kind::settled) {
         const std::string settled = co_await settle_workload(Judged::now);
         r_.notes.push_back("before phase " + phase.name + ": " + settled);
-      } else if (phase.start.kind == faults::PhaseStart::Kind::offset) {
+      } else if (phase.start.kind == schema::PhaseStart::Kind::offset) {
         const auto wait = workload_start + phase.start.offset - clock_.now();
         if (wait > SteadyTime::duration::zero()) co_await sleep_for(wait);
       }
@@ -534,8 +534,8 @@ class Runner {
   }
 
   // Runs a nodeFlap step in the background from `at`; its record goes into the report's steps.
-  void start_flap(const faults::Phase& step, SteadyTime at) {
-    auto task = [](Runner& self, const faults::Phase& flap_step, SteadyTime flap_at) -> asio::awaitable<void> {
+  void start_flap(const schema::Phase& step, SteadyTime at) {
+    auto task = [](Runner& self, const schema::Phase& flap_step, SteadyTime flap_at) -> asio::awaitable<void> {
       asio::steady_timer wait(self.executor_, flap_at);
       co_await wait.async_wait(use_tuple);
       if (!self.armed_) co_await self.arm();
@@ -578,12 +578,12 @@ class Runner {
 
   asio::any_io_executor executor_;
   const RunOptions& o_;
-  const faults::Scenario& sc_;
+  const schema::Scenario& sc_;
   const std::string& text_;
   const ProgressFn& progress_;
   const faults::Clock& clock_;
   Report& r_;
-  faults::Workload workload_spec_;
+  schema::Workload workload_spec_;
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<ProxyAdmin> proxy_;
   std::unique_ptr<PodWatcher> watcher_;
@@ -600,14 +600,14 @@ class Runner {
 
 }  // namespace
 
-std::uint64_t max_watched_pods(const faults::Workload& workload) {
+std::uint64_t max_watched_pods(const schema::Workload& workload) {
   constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t pods = 0;
   for (const auto& phase : workload.phases) pods = phase.pods > most - pods ? most : pods + phase.pods;
   return pods > (most - 1000) / 2 ? most : 2 * pods + 1000;
 }
 
-Verdict check_invariants(const faults::Checks& checks, const std::optional<std::vector<std::string>>& expect,
+Verdict check_invariants(const schema::Checks& checks, const std::optional<std::vector<std::string>>& expect,
                          const Observations& obs, Report& report) {
   std::vector<std::string> names = checks.invariants_to_check();
   report.checks = run_checks(names, expect ? *expect : checks.expect, obs);
@@ -622,7 +622,7 @@ Verdict check_invariants(const faults::Checks& checks, const std::optional<std::
 namespace {
 
 // checks.quietAfter / checks.resources: their checks go after the invariants; the verdict counts them.
-Verdict add_soak_checks(const faults::Scenario& sc, QuietPoints& quiet, ResourceSampling& sampling, Report& report) {
+Verdict add_soak_checks(const schema::Scenario& sc, QuietPoints& quiet, ResourceSampling& sampling, Report& report) {
   if (sc.checks.quiet_after) {
     report.checks.push_back(summarize_quiet_points(quiet.points, quiet.dropped, quiet.dropped_failures,
                                                    !sc.faults.empty(), report.started));
@@ -637,7 +637,7 @@ Verdict add_soak_checks(const faults::Scenario& sc, QuietPoints& quiet, Resource
 
 }  // namespace
 
-Report run_scenario(const RunOptions& o, const faults::Scenario& sc, const std::string& text,
+Report run_scenario(const RunOptions& o, const schema::Scenario& sc, const std::string& text,
                     const ProgressFn& progress, const faults::Clock& clock) {
   Report r;
   r.scenario = sc.metadata.name.empty() ? sc.source : sc.metadata.name;

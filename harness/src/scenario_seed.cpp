@@ -2,14 +2,14 @@
 
 #include <stdexcept>
 
-#include "faultline/faults/yaml_edit.hpp"
+#include "faultline/harness/schema/yaml_edit.hpp"
 
 namespace faultline::harness {
 
 std::string scenario_with_seed(std::string_view yaml, std::uint64_t seed) {
   try {
-    return faults::with_value_at(yaml, "seed", std::to_string(seed));
-  } catch (const faults::YamlEditError& e) {
+    return schema::with_value_at(yaml, "seed", std::to_string(seed));
+  } catch (const schema::YamlEditError& e) {
     throw std::runtime_error(std::string("--seed: ") + e.what());
   }
 }

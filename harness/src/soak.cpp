@@ -62,7 +62,7 @@ std::optional<double> least_squares_slope(const std::vector<double>& x, const st
   return sxy / sxx;
 }
 
-CheckResult check_proxy_resources(const std::vector<ResourceSample>& samples, const faults::ResourceChecks& bounds,
+CheckResult check_proxy_resources(const std::vector<ResourceSample>& samples, const schema::ResourceChecks& bounds,
                                   const std::string& error) {
   CheckResult c;
   c.name = "proxy-resources-flat";
@@ -194,7 +194,7 @@ bool LastFaultedRequest::update(const std::vector<AuditRecord>& records) {
 asio::awaitable<void> watch_quiet_points(QuietPointSources src, QuietPoints& out) {
   std::vector<std::string> names;
   for (const auto& name : src.names)
-    if (const auto* spec = faults::find_invariant(name); spec && !spec->needs_yunikorn) names.push_back(name);
+    if (const auto* spec = schema::find_invariant(name); spec && !spec->needs_yunikorn) names.push_back(name);
   LastFaultedRequest faulted;
   std::optional<faults::Clock::time_point> last_fault;  // when a new faulted request was last seen
   for (;;) {

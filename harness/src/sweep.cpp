@@ -270,7 +270,7 @@ std::optional<double> median(std::vector<double> values) {
   return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
-std::string cluster_key(const faults::ClusterSettings& c) {
+std::string cluster_key(const schema::ClusterSettings& c) {
   std::string out;
   auto add = [&out](const std::string& part) { out += (out.empty() ? "" : " ") + part; };
   if (c.max_requests_inflight) add("maxRequestsInflight=" + std::to_string(*c.max_requests_inflight));
@@ -280,7 +280,7 @@ std::string cluster_key(const faults::ClusterSettings& c) {
   return out;
 }
 
-std::vector<std::string> cluster_stack_args(const faults::ClusterSettings& c) {
+std::vector<std::string> cluster_stack_args(const schema::ClusterSettings& c) {
   std::vector<std::string> out;
   if (c.max_requests_inflight)
     out.insert(out.end(), {"--max-requests-inflight", std::to_string(*c.max_requests_inflight)});
@@ -290,7 +290,7 @@ std::vector<std::string> cluster_stack_args(const faults::ClusterSettings& c) {
   return out;
 }
 
-SweepPlan plan_of(const faults::Matrix& m) {
+SweepPlan plan_of(const schema::Matrix& m) {
   SweepPlan plan;
   plan.name = m.name;
   std::error_code ec;  // the same plan whichever directory the matrix was named from (resuming compares plans)

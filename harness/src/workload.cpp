@@ -80,7 +80,7 @@ asio::awaitable<std::set<std::string>> ready_kwok_nodes(KubeClient& client) {
   co_return ready;
 }
 
-std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& scheduler_under_test) {
+std::string pod_scheduler_name(const schema::PodTemplate& t, const std::string& scheduler_under_test) {
   const std::string& n = t.scheduler_name;
   if (n.empty() || n == "yunikorn" || n == "default-scheduler") {
     return scheduler_under_test == "kube-scheduler" ? "default-scheduler" : scheduler_under_test;
@@ -88,7 +88,7 @@ std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& 
   return n;
 }
 
-json::value make_pod(const std::string& ns, const std::string& name, const faults::Phase& phase,
+json::value make_pod(const std::string& ns, const std::string& name, const schema::Phase& phase,
                      const std::string& scheduler_name) {
   const auto& t = phase.pod_template;
   json::object labels = string_map(t.labels);
@@ -114,7 +114,7 @@ json::value make_pod(const std::string& ns, const std::string& name, const fault
   return json::object{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(spec)}};
 }
 
-Workload::Workload(KubeClient& client, const faults::Workload& spec, std::string scheduler_under_test,
+Workload::Workload(KubeClient& client, const schema::Workload& spec, std::string scheduler_under_test,
                    ProgressFn progress, const faults::Clock& clock)
     : client_(client),
       spec_(spec),
@@ -195,7 +195,7 @@ asio::awaitable<void> Workload::wait_nodes_ready(std::chrono::seconds timeout) {
   });
 }
 
-asio::awaitable<PhaseResult> Workload::run_phase(const faults::Phase& phase,
+asio::awaitable<PhaseResult> Workload::run_phase(const schema::Phase& phase,
                                                  std::function<asio::awaitable<void>()> before_first,
                                                  std::function<std::string()> status) {
   PhaseResult r;

@@ -24,9 +24,9 @@
 #include <string_view>
 
 #include "admin_routes.hpp"
-#include "app/bridge.hpp"
 #include "faultline/admin/audit_log.hpp"
 #include "faultline/admin/proxy_metrics.hpp"
+#include "faultline/app/bridge.hpp"
 #include "faultline/faults/clock.hpp"
 #include "faultline/faults/engine.hpp"
 #include "faultline/faults/scenario.hpp"

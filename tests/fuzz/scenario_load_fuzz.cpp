@@ -1,7 +1,9 @@
-// The scenario loader: YAML text -> a Scenario, or a ScenarioError whose every message starts with
-// the source name ("file:line:col: ..."). Any other exception, a crash, a hang or unbounded memory
-// is a finding. An accepted scenario is then armed in an engine and asked to decide a few requests
-// across its schedule, so values the loader lets through (durations, codes, counts) are used too.
+// The scenario loaders: YAML text -> a Scenario, or a ScenarioError whose every message starts with
+// the source name ("file:line:col: ..."), for the complete document (faultline-harness's loader)
+// and for the proxy's part of it (faultline::faults's), which accepts whatever the complete one
+// accepts. Any other exception, a crash, a hang or unbounded memory is a finding. An accepted scenario is then armed in
+// an engine and asked to decide a few requests across its schedule, so values the loader lets through (durations,
+// codes, counts) are used too.
 
 #include <chrono>
 #include <cstddef>
@@ -12,6 +14,7 @@
 #include "faultline/faults/engine.hpp"
 #include "faultline/faults/request.hpp"
 #include "faultline/faults/scenario.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 #include "fuzz_check.hpp"
 
 namespace {
@@ -44,21 +47,29 @@ void exercise(const std::shared_ptr<const faults::Scenario>& scenario) {
   (void)engine.counters();
 }
 
-}  // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
-  std::shared_ptr<const faults::Scenario> scenario;
+// The scenario `load` returns, or nullptr after checking the errors it threw.
+template <typename Load>
+auto load_checked(Load load) -> decltype(load()) {
   try {
-    scenario = faults::load_scenario_text(text, kSource);
+    auto scenario = load();
+    check(scenario != nullptr, "load_scenario_text returned null");
+    return scenario;
   } catch (const faults::ScenarioError& e) {
     check(!e.errors().empty(), "ScenarioError without errors");
     for (const auto& error : e.errors()) {
       check(error.starts_with(std::string(kSource) + ":"), "error does not start with the file name: " + error);
     }
-    return 0;
+    return nullptr;
   }
-  check(scenario != nullptr, "load_scenario_text returned null");
-  exercise(scenario);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto complete = load_checked([&] { return harness::schema::load_scenario_text(text, kSource); });
+  auto proxys = load_checked([&] { return faults::load_scenario_text(text, kSource); });
+  if (complete) check(proxys != nullptr, "the proxy's loader refuses a scenario the harness's accepts");
+  if (proxys) exercise(proxys);
   return 0;
 }

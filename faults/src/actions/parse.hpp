@@ -6,15 +6,12 @@
 #include <string_view>
 
 #include "faultline/faults/action.hpp"
-#include "yaml_reader.hpp"
+#include "faultline/faults/scenario_reader.hpp"
 
 namespace faultline::faults::detail {
 
 // nullopt when `type` is missing or unknown (reported); otherwise the action, whose attribute
 // errors (if any) are in reader.errors().
 std::optional<Action> parse_action(MapReader& reader);
-
-// A positive duration or nullopt (reporting "must be greater than 0").
-std::optional<Duration> positive_duration(MapReader& reader, std::string_view key, bool required = false);
 
 }  // namespace faultline::faults::detail

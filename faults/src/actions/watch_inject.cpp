@@ -4,7 +4,7 @@
 
 #include "actions/parse.hpp"
 #include "faultline/faults/status.hpp"
-#include "yaml_load.hpp"
+#include "faultline/faults/yaml_load.hpp"
 
 namespace faultline::faults::actions {
 namespace {

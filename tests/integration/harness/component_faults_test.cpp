@@ -46,9 +46,9 @@ char proc_state(int pid) {
   return close == std::string::npos || close + 2 >= stat.size() ? '\0' : stat[close + 2];
 }
 
-faults::ComponentFault fault(std::string name, faults::Component target, faults::ComponentAction action,
+schema::ComponentFault fault(std::string name, schema::Component target, schema::ComponentAction action,
                              std::optional<faults::Duration> down_for = std::nullopt) {
-  faults::ComponentFault f;
+  schema::ComponentFault f;
   f.name = std::move(name);
   f.target = target;
   f.action = action;
@@ -69,7 +69,7 @@ class ComponentFaultsTest : public ::testing::Test {
   }
   // Carries out `faults` (due at once) and returns their records, polling `observe` every 20 ms
   // on the same executor while they run.
-  std::vector<StepRecord> carry_out(std::vector<faults::ComponentFault> faults, std::function<void()> observe = {}) {
+  std::vector<StepRecord> carry_out(std::vector<schema::ComponentFault> faults, std::function<void()> observe = {}) {
     ComponentFaults runner(ioc.get_executor(), std::move(faults), *stack, nullptr, clock,
                            [](const std::string&, bool) {});
     run(runner.start());
@@ -95,7 +95,7 @@ TEST_F(ComponentFaultsTest, PauseStopsKwokForItsDurationThenItRunsAgain) {
   const int pid = recorded_pid("kwok");
   ASSERT_GT(pid, 0);
   std::set<char> states;
-  auto records = carry_out({fault("kwok-pause", faults::Component::kwok, faults::ComponentAction::pause, 2s)},
+  auto records = carry_out({fault("kwok-pause", schema::Component::kwok, schema::ComponentAction::pause, 2s)},
                            [&] { states.insert(proc_state(pid)); });
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].error, "");
@@ -112,7 +112,7 @@ TEST_F(ComponentFaultsTest, PauseStopsKwokForItsDurationThenItRunsAgain) {
 
 TEST_F(ComponentFaultsTest, AFaultOnAComponentTheStackDoesNotRunIsAnError) {
   // There is no scheduler in this stack: the fault cannot be carried out, and says so.
-  auto records = carry_out({fault("no-scheduler", faults::Component::scheduler, faults::ComponentAction::resume)});
+  auto records = carry_out({fault("no-scheduler", schema::Component::scheduler, schema::ComponentAction::resume)});
   ASSERT_EQ(records.size(), 1u);
   EXPECT_NE(records[0].error.find("scheduler"), std::string::npos) << records[0].error;
   EXPECT_NE(records[0].error.find("no pid"), std::string::npos) << records[0].error;
@@ -123,7 +123,7 @@ TEST_F(ComponentFaultsTest, KillOfTheApiserverRestartsItHealthyWithTheSameFlags)
   ASSERT_GT(old_pid, 0);
   const std::string server = g_stack->stack.var("FAULTLINE_APISERVER_URL");
   auto records =
-      carry_out({fault("apiserver-kill", faults::Component::kube_apiserver, faults::ComponentAction::kill, 2s)});
+      carry_out({fault("apiserver-kill", schema::Component::kube_apiserver, schema::ComponentAction::kill, 2s)});
   ASSERT_EQ(records.size(), 1u);
   EXPECT_EQ(records[0].error, "");
   ASSERT_TRUE(records[0].recovered);
@@ -148,7 +148,7 @@ TEST_F(ComponentFaultsTest, AFaultOnAComponentThatIsNotRunningIsAnError) {
   // Killed behind the harness's back: the pid file names a process that is gone.
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
   while (proc_state(pid) != '\0' && proc_state(pid) != 'Z') std::this_thread::sleep_for(20ms);
-  auto records = carry_out({fault("kwok-pause", faults::Component::kwok, faults::ComponentAction::pause, 1s)});
+  auto records = carry_out({fault("kwok-pause", schema::Component::kwok, schema::ComponentAction::pause, 1s)});
   ASSERT_EQ(records.size(), 1u);
   EXPECT_NE(records[0].error.find("kwok is not running"), std::string::npos) << records[0].error;
   // Put it back for the other tests.
@@ -191,10 +191,10 @@ TEST_F(ComponentFaultsTest, NodeFlapDeletesTheNodeWithAPodInFlightAndCreatesItAg
                  asio::bind_cancellation_slot(stop_watch.slot(),
                                               [&watch_ended](std::exception_ptr, WatchEnd) { watch_ended = true; }));
 
-  faults::Phase step;
+  schema::Phase step;
   step.name = "flap";
-  step.node_flap = faults::NodeFlap{2, faults::Duration{2s}};
-  faults::NodePool pool{2, {{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}}};
+  step.node_flap = schema::NodeFlap{2, faults::Duration{2s}};
+  schema::NodePool pool{2, {{"cpu", "32"}, {"memory", "256Gi"}, {"pods", "110"}}};
   NodeFlapContext context{client, pods, "", pool, clock, [](const std::string&, bool) {}};
   StepRecord record = run(run_node_flap(step, context));
   stop_watch.emit(asio::cancellation_type::terminal);

@@ -165,7 +165,7 @@ TEST_F(KubeClientTest, WaitForNodesReadsItsDeadlineFromTheInjectedClock) {
   // first progress line moves the injected clock an hour on: the next look at it must give up,
   // however little real time has passed.
   faults::ManualClock clock;
-  faults::Workload spec;
+  schema::Workload spec;
   spec.namespace_ = ns;
   spec.nodes.count = 1;
   int polls = 0;

@@ -1,6 +1,6 @@
 // `faultline-proxy --version` and `faultline-harness --version`: the project's version (set once,
 // project(VERSION) in CMakeLists.txt) and the commit the binary was built from; and
-// version/git_commit.cmake, which captures it: the short hash in a checkout, "-dirty" when tracked
+// proxy/version/git_commit.cmake, which captures it: the short hash in a checkout, "-dirty" when tracked
 // files differ, "unknown" outside a checkout.
 #include <gtest/gtest.h>
 
@@ -68,7 +68,7 @@ TEST(Version, HarnessPrintsItsVersionAndCommit) {
 std::string capture(const fs::path& source, const fs::path& output, const std::string& override_commit = "") {
   const Output o = run("'" + std::string(FAULTLINE_CMAKE_COMMAND) + "' -DSOURCE_DIR='" + source.string() +
                        "' -DOUTPUT='" + output.string() + "' -DGIT=git -DOVERRIDE='" + override_commit + "' -P '" +
-                       std::string(FAULTLINE_SOURCE_DIR) + "/version/git_commit.cmake'");
+                       std::string(FAULTLINE_SOURCE_DIR) + "/proxy/version/git_commit.cmake'");
   EXPECT_EQ(o.status, 0) << o.text;
   const std::string text = faultline::testing::slurp(output);
   const auto at = text.find("return \"");

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "faultline/faults/invariants.hpp"
-#include "faultline/faults/scenario.hpp"
 #include "faultline/harness/run.hpp"
+#include "faultline/harness/schema/invariants.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 #include "fixtures.hpp"
 
 namespace faultline::harness {
@@ -214,11 +214,11 @@ TEST(BoundToLiveNode, HealthyRunPasses) {
 TEST(NoData, EveryCheckFailsWithoutData) {
   Observations empty;
   empty.scheduler = "yunikorn";
-  for (const auto& r : run_checks(faults::invariant_names(), {}, empty)) {
+  for (const auto& r : run_checks(schema::invariant_names(), {}, empty)) {
     EXPECT_EQ(r.status, CheckStatus::no_data) << r.name;
     EXPECT_TRUE(r.failed()) << r.name;
   }
-  EXPECT_EQ(decide_verdict(run_checks(faults::invariant_names(), {}, empty)), Verdict::fail);
+  EXPECT_EQ(decide_verdict(run_checks(schema::invariant_names(), {}, empty)), Verdict::fail);
 }
 
 // no-data is for a source that could not be read; a source that was read and holds nothing to
@@ -245,7 +245,7 @@ TEST(EmptySubject, AWatchThatDeliveredNoPodsPassesWithCountZero) {
   obs.yunikorn->applications.clear();
   for (auto& q : obs.yunikorn->queues) q.allocated.clear();
   for (auto& n : obs.yunikorn->nodes) n.allocations.clear();
-  for (const auto& r : run_checks(faults::invariant_names(), {}, obs)) {
+  for (const auto& r : run_checks(schema::invariant_names(), {}, obs)) {
     EXPECT_EQ(r.status, CheckStatus::passed) << r.name << ": " << r.summary;
     EXPECT_EQ(r.count, 0) << r.name;
   }
@@ -264,7 +264,7 @@ TEST(EmptySubject, NoBoundPodIsAPassAndTheRunStillReproduces) {
   EXPECT_EQ(nodes.status, CheckStatus::passed) << nodes.summary;
   EXPECT_EQ(nodes.count, 0);
   EXPECT_NE(nodes.summary.find("0 bound pods to check"), std::string::npos) << nodes.summary;
-  EXPECT_EQ(decide_verdict(run_checks(faults::invariant_names(), {"pods-bound"}, obs)), Verdict::reproduced);
+  EXPECT_EQ(decide_verdict(run_checks(schema::invariant_names(), {"pods-bound"}, obs)), Verdict::reproduced);
 }
 
 TEST(EmptySubject, NoLiveNodeListedMakesEveryBoundPodAViolation) {
@@ -291,9 +291,9 @@ TEST(RunChecks, YunikornChecksAreSkippedOnKubeScheduler) {
   auto obs = observations_healthy();
   obs.scheduler = "kube-scheduler";
   obs.yunikorn.reset();
-  auto results = run_checks(faults::invariant_names(), {}, obs);
+  auto results = run_checks(schema::invariant_names(), {}, obs);
   for (const auto& r : results) {
-    if (faults::find_invariant(r.name)->needs_yunikorn) {
+    if (schema::find_invariant(r.name)->needs_yunikorn) {
       EXPECT_EQ(r.status, CheckStatus::skipped) << r.name;
       EXPECT_NE(r.summary.find("kube-scheduler"), std::string::npos);
     } else {
@@ -309,27 +309,27 @@ TEST(RunChecks, UnknownNamesAreRejected) {
 }
 
 TEST(Verdict, HealthyRunWithoutExpectationPasses) {
-  EXPECT_EQ(decide_verdict(run_checks(faults::invariant_names(), {}, observations_healthy())), Verdict::pass);
+  EXPECT_EQ(decide_verdict(run_checks(schema::invariant_names(), {}, observations_healthy())), Verdict::pass);
 }
 
 TEST(Verdict, ViolationWithoutExpectationFails) {
-  EXPECT_EQ(decide_verdict(run_checks(faults::invariant_names(), {}, observations_3355())), Verdict::fail);
+  EXPECT_EQ(decide_verdict(run_checks(schema::invariant_names(), {}, observations_3355())), Verdict::fail);
 }
 
 TEST(Verdict, ExactlyTheExpectedViolationsReproduce) {
-  auto results = run_checks(faults::invariant_names(), {"pods-bound", "queue-accounting"}, observations_3355());
+  auto results = run_checks(schema::invariant_names(), {"pods-bound", "queue-accounting"}, observations_3355());
   EXPECT_EQ(decide_verdict(results), Verdict::reproduced);
 }
 
 TEST(Verdict, ExpectedButNotViolatedFails) {
-  auto results = run_checks(faults::invariant_names(), {"pods-bound", "queue-accounting"}, observations_healthy());
+  auto results = run_checks(schema::invariant_names(), {"pods-bound", "queue-accounting"}, observations_healthy());
   EXPECT_EQ(decide_verdict(results), Verdict::fail);
 }
 
 TEST(Verdict, ExtraViolationBeyondExpectationFails) {
   auto obs = observations_3355();
   obs.live_nodes = std::vector<std::string>{"kwok-node-0"};
-  auto results = run_checks(faults::invariant_names(), {"pods-bound", "queue-accounting"}, obs);
+  auto results = run_checks(schema::invariant_names(), {"pods-bound", "queue-accounting"}, obs);
   EXPECT_EQ(decide_verdict(results), Verdict::fail);
 }
 
@@ -343,7 +343,7 @@ TEST(Verdict, ExpectedCheckWithoutDataNeverReproduces) {
 // The harness checks exactly faults' invariants: each name faults defines runs a check that
 // reports under that name (a check wired to the wrong invariant, or none, fails here).
 TEST(Invariants, EveryFaultsInvariantRunsItsOwnCheck) {
-  for (const auto& spec : faults::invariant_specs) {
+  for (const auto& spec : schema::invariant_specs) {
     const std::string name(spec.name);
     auto results = run_checks({name}, {}, observations_3355());
     ASSERT_EQ(results.size(), 1u) << name;
@@ -357,14 +357,14 @@ TEST(Invariants, EveryFaultsInvariantRunsItsOwnCheck) {
 TEST(Invariants, OnKubeSchedulerExactlyTheYunikornInvariantsAreSkipped) {
   auto obs = observations_healthy();
   obs.scheduler = "kube-scheduler";
-  for (const auto& spec : faults::invariant_specs) {
+  for (const auto& spec : schema::invariant_specs) {
     auto r = run_checks({std::string(spec.name)}, {}, obs).at(0);
     EXPECT_EQ(r.status == CheckStatus::skipped, spec.needs_yunikorn) << spec.name << ": " << r.summary;
   }
 }
 
-faults::Checks checks_of(const std::string& checks_yaml) {
-  auto scenario = faults::load_scenario_text(
+schema::Checks checks_of(const std::string& checks_yaml) {
+  auto scenario = schema::load_scenario_text(
       "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: unit}\nchecks: " + checks_yaml + "\n", "unit.yaml");
   return scenario->checks;
 }
@@ -378,7 +378,7 @@ std::vector<std::string> names_of(const std::vector<CheckResult>& results) {
 TEST(Invariants, AScenarioWithoutInvariantsChecksTheDefaultSet) {
   Report report;
   check_invariants(checks_of("{settle: 30s}"), std::nullopt, observations_3355(), report);
-  EXPECT_EQ(names_of(report.checks), faults::default_invariant_names());
+  EXPECT_EQ(names_of(report.checks), schema::default_invariant_names());
   EXPECT_TRUE(report.notes.empty());
 }
 

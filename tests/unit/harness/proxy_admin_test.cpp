@@ -11,9 +11,9 @@
 #include <ostream>
 #include <thread>
 
-#include "app/bridge.hpp"
 #include "audit_sample.hpp"
 #include "faultline/admin/admin_server.hpp"
+#include "faultline/app/bridge.hpp"
 #include "faultline/faults/clock.hpp"
 #include "faultline/faults/request.hpp"
 #include "faultline/harness/async.hpp"

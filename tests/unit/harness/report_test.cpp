@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "faultline/faults/invariants.hpp"
+#include "faultline/harness/schema/invariants.hpp"
 #include "files.hpp"
 #include "fixtures.hpp"
 
@@ -28,7 +28,7 @@ Report report_for(const Observations& obs, const std::vector<std::string>& expec
   r.nodes = 2;
   r.pods_created = 4;
   r.create_rate_achieved = 812.5;
-  r.checks = run_checks(faults::invariant_names(), expect, obs);
+  r.checks = run_checks(schema::invariant_names(), expect, obs);
   r.verdict = decide_verdict(r.checks);
   r.stats = compute_stats(obs);
   r.faults = {{"outage-mid-bind", 3, 1}};
@@ -88,7 +88,7 @@ TEST(ReportJson, CarriesTheDesignFields) {
   EXPECT_DOUBLE_EQ(doc.at("workload").at("createRateAchieved").to_number<double>(), 812.5);
   EXPECT_EQ(doc.at("faults").at(0).at("rule").as_string(), "outage-mid-bind");
   const auto& checks = doc.at("checks").as_array();
-  ASSERT_EQ(checks.size(), faults::invariant_names().size());
+  ASSERT_EQ(checks.size(), schema::invariant_names().size());
   EXPECT_EQ(checks[0].at("name").as_string(), "pods-bound");
   EXPECT_FALSE(checks[0].at("ok").as_bool());
   EXPECT_EQ(checks[0].at("expected").as_string(), "violated");
@@ -214,7 +214,7 @@ TEST(ReportHtml, YunikornBuildIsAKeyValueTable) {
 TEST(Summary, ListsEveryCheckAndTheVerdict) {
   std::ostringstream out;
   print_summary(report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"}), out);
-  for (const auto& name : faults::invariant_names()) EXPECT_NE(out.str().find(name), std::string::npos) << name;
+  for (const auto& name : schema::invariant_names()) EXPECT_NE(out.str().find(name), std::string::npos) << name;
   EXPECT_NE(out.str().find("verdict: reproduced"), std::string::npos);
   EXPECT_NE(out.str().find("1 phantom allocations"), std::string::npos);
 }

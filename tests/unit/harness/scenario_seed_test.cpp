@@ -10,8 +10,8 @@
 
 #include <string>
 
-#include "faultline/faults/scenario.hpp"
 #include "faultline/faults/yaml_json.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 
 namespace faultline::harness {
 namespace {
@@ -31,9 +31,9 @@ json::object without_seed(const std::string& yaml) {
 
 TEST(ScenarioSeed, TheOverrideReplacesTheFilesSeedAndNothingElse) {
   const std::string text = shipped("yunikorn-3355-outage.yaml");
-  ASSERT_EQ(faults::load_scenario_text(text, "file")->seed, 3355u);
+  ASSERT_EQ(schema::load_scenario_text(text, "file")->seed, 3355u);
   const std::string seeded = scenario_with_seed(text, 42);
-  EXPECT_EQ(faults::load_scenario_text(seeded, "seeded")->seed, 42u) << seeded;
+  EXPECT_EQ(schema::load_scenario_text(seeded, "seeded")->seed, 42u) << seeded;
   EXPECT_TRUE(without_seed(seeded) == without_seed(text)) << json::serialize(without_seed(seeded)) << "\n"
                                                           << json::serialize(without_seed(text));
 }
@@ -47,9 +47,9 @@ faults:
     match: {verbs: [create], resources: [pods/binding]}
     action: {type: respond, code: 500}
 )";
-  ASSERT_EQ(faults::load_scenario_text(text, "file")->seed, 0u);
+  ASSERT_EQ(schema::load_scenario_text(text, "file")->seed, 0u);
   const std::string seeded = scenario_with_seed(text, 18446744073709551615u);
-  const auto scenario = faults::load_scenario_text(seeded, "seeded");
+  const auto scenario = schema::load_scenario_text(seeded, "seeded");
   EXPECT_EQ(scenario->seed, 18446744073709551615u) << seeded;
   EXPECT_EQ(scenario->metadata.name, "007");
   EXPECT_TRUE(without_seed(seeded) == without_seed(text)) << json::serialize(without_seed(seeded)) << "\n"
@@ -59,7 +59,7 @@ faults:
 TEST(ScenarioSeed, FlowStyleAndQuotedSeedsAreReplacedInPlace) {
   const std::string flow = R"({apiVersion: faultline/v1, kind: Scenario, metadata: {name: flow}, faults: []})";
   const std::string seeded = scenario_with_seed(flow, 5);
-  EXPECT_EQ(faults::load_scenario_text(seeded, "seeded")->seed, 5u) << seeded;
+  EXPECT_EQ(schema::load_scenario_text(seeded, "seeded")->seed, 5u) << seeded;
   EXPECT_TRUE(without_seed(seeded) == without_seed(flow)) << seeded;
   const std::string quoted =
       "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: q}\nseed: \"12\"  # why\nfaults: []\n";

@@ -28,7 +28,7 @@ std::vector<ResourceSample> proxy_samples(int minutes, Rss rss, Fds fds) {
   return out;
 }
 
-const faults::ResourceChecks bounds{10s, 100, 0.5};
+const schema::ResourceChecks bounds{10s, 100, 0.5};
 
 TEST(LeastSquares, SlopeOfALineAndOfNoise) {
   EXPECT_DOUBLE_EQ(*least_squares_slope({0, 1, 2, 3}, {5, 7, 9, 11}), 2.0);

@@ -48,8 +48,8 @@ TEST(Queries, PercentEncodeEverythingButUnreservedCharacters) {
             "http://127.0.0.1:8080/v1/audit?since=0&limit=1");
 }
 
-faults::Phase burst_phase() {
-  faults::Phase p;
+schema::Phase burst_phase() {
+  schema::Phase p;
   p.name = "burst";
   p.pods = 3000;
   p.pod_template.scheduler_name = "yunikorn";
@@ -76,7 +76,7 @@ TEST(Pods, CarryTemplateLabelsRequestsAndTheKwokToleration) {
 }
 
 TEST(Pods, WellKnownSchedulerNamesMeanTheSchedulerUnderTest) {
-  faults::PodTemplate t;
+  schema::PodTemplate t;
   EXPECT_EQ(pod_scheduler_name(t, "yunikorn"), "yunikorn");
   EXPECT_EQ(pod_scheduler_name(t, "kube-scheduler"), "default-scheduler");
   t.scheduler_name = "yunikorn";

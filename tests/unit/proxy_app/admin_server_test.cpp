@@ -2,7 +2,7 @@
 // the real fault engine, audit log and metrics.
 
 #include "faultline/admin/admin_server.hpp"
-#include "app/bridge.hpp"
+#include "faultline/app/bridge.hpp"
 #include "faultline/faults/clock.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "files.hpp"
@@ -170,6 +170,21 @@ TEST_F(AdminServerTest, PutGoodScenarioSwapsItAndGetReturnsIt) {
   EXPECT_EQ(got.result(), http::status::ok);
   EXPECT_EQ(got[http::field::content_type], "application/yaml");
   EXPECT_EQ(got.body(), kBindFailures);
+}
+
+// The sections only faultline-harness reads are accepted without being checked (its `validate`
+// checks them), and the answer names them: here a workload the harness would refuse.
+TEST_F(AdminServerTest, PutScenarioNamesTheHarnessSectionsItDidNotCheck) {
+  start();
+  Response plain = put_scenario(kBindFailures);
+  ASSERT_EQ(plain.result(), http::status::ok) << plain.body();
+  EXPECT_FALSE(body_json(plain).as_object().contains("unchecked")) << plain.body();
+
+  Response put = put_scenario(scenario_file("bad/zero-node-count.yaml"));
+  ASSERT_EQ(put.result(), http::status::ok) << put.body();
+  EXPECT_EQ(body_json(put).at("unchecked"), (json::array{"workload"})) << put.body();
+  ASSERT_TRUE(engine_.scenario());
+  EXPECT_EQ(engine_.scenario()->metadata.name, "bad");
 }
 
 TEST_F(AdminServerTest, GetScenarioAsJsonOnRequest) {

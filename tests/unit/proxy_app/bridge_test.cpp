@@ -1,4 +1,4 @@
-#include "app/bridge.hpp"
+#include "faultline/app/bridge.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 // `type` name (how scenario files name it), its static `parse` (reads its attributes) and, for
 // actions on a watch stream, `acts_on_watch = true`; the registry (action.cpp) is generated from
 // this variant. Adding an action: its header here and in the variant, its source in src/actions/
-// (built by glob), and how the proxy carries it out (proxy/src/actions/).
+// (built by glob), and how the proxy carries it out (proxy/relay/src/actions/).
 
 #include <span>
 #include <string_view>

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "faultline/faults/clock.hpp"
-#include "faultline/faults/component_fault.hpp"
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/report.hpp"
+#include "faultline/harness/schema/component_fault.hpp"
 #include "faultline/harness/services.hpp"
 #include "faultline/harness/workload.hpp"
 
@@ -58,7 +58,7 @@ class ComponentFaults {
  public:
   // `proxy` counts the requests of afterMatches triggers (its audit log); it may be null when no
   // fault has a trigger.
-  ComponentFaults(asio::any_io_executor executor, std::vector<faults::ComponentFault> faults, StackProcesses& stack,
+  ComponentFaults(asio::any_io_executor executor, std::vector<schema::ComponentFault> faults, StackProcesses& stack,
                   ProxyAdmin* proxy, const faults::Clock& clock, ProgressFn progress);
 
   // Time zero of the faults' `at` (the proxy was just armed); starts watching the triggers.
@@ -74,10 +74,10 @@ class ComponentFaults {
   asio::awaitable<void> watch_triggers();
   asio::awaitable<void> count_requests();
   asio::awaitable<void> carry_out(std::size_t index);
-  asio::awaitable<void> act(const faults::ComponentFault& fault, StepRecord& record);
+  asio::awaitable<void> act(const schema::ComponentFault& fault, StepRecord& record);
 
   asio::any_io_executor executor_;
-  std::vector<faults::ComponentFault> faults_;
+  std::vector<schema::ComponentFault> faults_;
   StackProcesses& stack_;
   ProxyAdmin* proxy_;
   const faults::Clock& clock_;

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "faultline/faults/clock.hpp"
-#include "faultline/faults/scenario.hpp"
 #include "faultline/harness/kube_client.hpp"
 #include "faultline/harness/observations.hpp"
 #include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/report.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 #include "faultline/harness/workload.hpp"
 
 namespace faultline::harness {
@@ -38,7 +38,7 @@ struct NodeFlapContext {
   KubeClient& client;
   const PodWatcher& pods;
   std::string yunikorn_url;  // empty: no scheduler allocations to read (kube-scheduler)
-  const faults::NodePool& pool;
+  const schema::NodePool& pool;
   const faults::Clock& clock;
   ProgressFn progress;
 };
@@ -46,6 +46,6 @@ struct NodeFlapContext {
 // Carries out one nodeFlap step. Never throws: a step that could not be carried out (no node had
 // pods in flight within 30 s, a delete or create failed, the nodes did not come back Ready) has an
 // error in its record.
-boost::asio::awaitable<StepRecord> run_node_flap(const faults::Phase& step, NodeFlapContext context);
+boost::asio::awaitable<StepRecord> run_node_flap(const schema::Phase& step, NodeFlapContext context);
 
 }  // namespace faultline::harness

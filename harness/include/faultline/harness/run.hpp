@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "faultline/faults/scenario.hpp"
 #include "faultline/harness/limits.hpp"
 #include "faultline/harness/report.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 #include "faultline/harness/workload.hpp"
 
 namespace faultline::harness {
@@ -38,12 +38,12 @@ struct RunOptions {
 };
 
 // The most pods the pod watch tracks for a workload: twice the pods its phases create, plus 1,000.
-std::uint64_t max_watched_pods(const faults::Workload& workload);
+std::uint64_t max_watched_pods(const schema::Workload& workload);
 
 // Never throws for a failed run: the report then carries verdict `error` and the reason, plus
 // whatever was observed before the failure.
 // Deadlines, the settle's quiet period and phase offsets read `clock`.
-Report run_scenario(const RunOptions& options, const faults::Scenario& scenario, const std::string& scenario_text,
+Report run_scenario(const RunOptions& options, const schema::Scenario& scenario, const std::string& scenario_text,
                     const ProgressFn& progress, const faults::Clock& clock = real_clock());
 
 // Checks the scenario's invariants (checks.invariants_to_check(): the default set when the scenario
@@ -51,7 +51,7 @@ Report run_scenario(const RunOptions& options, const faults::Scenario& scenario,
 // checks.expect when set. Fills report.checks, adds a note when nothing is checked, and returns the
 // verdict of the checks (pass when there are none). Throws std::invalid_argument for an expectation
 // that names an invariant not being checked.
-Verdict check_invariants(const faults::Checks& checks, const std::optional<std::vector<std::string>>& expect,
+Verdict check_invariants(const schema::Checks& checks, const std::optional<std::vector<std::string>>& expect,
                          const Observations& obs, Report& report);
 
 }  // namespace faultline::harness

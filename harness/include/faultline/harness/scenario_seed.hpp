@@ -8,8 +8,8 @@
 namespace faultline::harness {
 
 // The scenario YAML with its top-level `seed` set to `seed` (added when absent), written in place
-// by faults::with_value_at so that quoting, comments and every other value stay as written. The
-// text must be a loadable scenario (faults::load_scenario_text accepted it); throws
+// by schema::with_value_at so that quoting, comments and every other value stay as written. The
+// text must be a loadable scenario (schema::load_scenario_text accepted it); throws
 // std::runtime_error otherwise.
 std::string scenario_with_seed(std::string_view yaml, std::uint64_t seed);
 

@@ -11,13 +11,13 @@
 #include <boost/asio/awaitable.hpp>
 #include <functional>
 
-#include "faultline/faults/scenario.hpp"
 #include "faultline/harness/checks.hpp"
 #include "faultline/harness/component_faults.hpp"
 #include "faultline/harness/kube_client.hpp"
 #include "faultline/harness/observations.hpp"
 #include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/report.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 
 namespace faultline::harness {
 
@@ -34,7 +34,7 @@ std::optional<double> least_squares_slope(const std::vector<double>& x, const st
 // `proxy-resources-flat`: the proxy's RSS and fd slopes (per minute) over the samples of the last
 // half of the run (from the midpoint between its first and last sample) stay at or under the
 // bounds. no_data when sampling failed (`error`), or the last half holds fewer than 3 samples.
-CheckResult check_proxy_resources(const std::vector<ResourceSample>& samples, const faults::ResourceChecks& bounds,
+CheckResult check_proxy_resources(const std::vector<ResourceSample>& samples, const schema::ResourceChecks& bounds,
                                   const std::string& error);
 
 inline constexpr std::size_t kMaxQuietPoints = 2000;   // then only counted

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "faultline/faults/matrix.hpp"
+#include "faultline/harness/schema/matrix.hpp"
 
 namespace faultline::harness {
 
@@ -63,14 +63,14 @@ struct SweepPlan {
 };
 
 // The plan of an expanded matrix (what plan.json holds), and its JSON both ways.
-SweepPlan plan_of(const faults::Matrix& m);
+SweepPlan plan_of(const schema::Matrix& m);
 std::string plan_json(const SweepPlan& plan);
 SweepPlan parse_plan_json(std::string_view text);  // throws std::runtime_error
 
 // cluster settings -> "maxRequestsInflight=400 ..." (empty: the stack's defaults), and the
 // `scripts/stack up` options for them.
-std::string cluster_key(const faults::ClusterSettings& c);
-std::vector<std::string> cluster_stack_args(const faults::ClusterSettings& c);
+std::string cluster_key(const schema::ClusterSettings& c);
+std::vector<std::string> cluster_stack_args(const schema::ClusterSettings& c);
 
 // A run read from report.json's text.
 SweepRun parse_run_report(std::string_view report_json, std::uint64_t run);

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "faultline/faults/scenario.hpp"
 #include "faultline/harness/kube_client.hpp"
 #include "faultline/harness/observations.hpp"
+#include "faultline/harness/schema/scenario.hpp"
 #include "faultline/harness/token_bucket.hpp"
 
 namespace faultline::harness {
@@ -31,9 +31,9 @@ bool node_ready(const boost::json::value& node);
 boost::asio::awaitable<std::set<std::string>> ready_kwok_nodes(KubeClient& client);
 // The scheduler a phase's pods ask for: the template's, except that the two well-known names
 // (yunikorn, default-scheduler) and an empty one mean "the scheduler under test".
-std::string pod_scheduler_name(const faults::PodTemplate& t, const std::string& scheduler_under_test);
+std::string pod_scheduler_name(const schema::PodTemplate& t, const std::string& scheduler_under_test);
 // A pod of a phase: template labels/requests, the KWOK toleration and node selector.
-boost::json::value make_pod(const std::string& ns, const std::string& name, const faults::Phase& phase,
+boost::json::value make_pod(const std::string& ns, const std::string& name, const schema::Phase& phase,
                             const std::string& scheduler_name);
 std::string pod_name(const std::string& phase, std::uint64_t index);  // <phase>-00001
 
@@ -64,7 +64,7 @@ using ProgressFn = std::function<void(const std::string& line, bool final)>;
 class Workload {
  public:
   // Deadlines and phase timings read `clock`.
-  Workload(KubeClient& client, const faults::Workload& spec, std::string scheduler_under_test, ProgressFn progress,
+  Workload(KubeClient& client, const schema::Workload& spec, std::string scheduler_under_test, ProgressFn progress,
            const faults::Clock& clock = real_clock());
 
   boost::asio::awaitable<void> ensure_namespace();
@@ -76,13 +76,13 @@ class Workload {
   void on_delete(std::function<void(const std::string& uid)> fn) { on_delete_ = std::move(fn); }
   // Creates the phase's pods (a churn also deletes each `lifetime` after its creation). before_first runs once, just
   // before the first creation (arming faults). status() is appended to progress lines (e.g. "bound 120").
-  boost::asio::awaitable<PhaseResult> run_phase(const faults::Phase& phase,
+  boost::asio::awaitable<PhaseResult> run_phase(const schema::Phase& phase,
                                                 std::function<boost::asio::awaitable<void>()> before_first,
                                                 std::function<std::string()> status);
 
  private:
   KubeClient& client_;
-  const faults::Workload& spec_;
+  const schema::Workload& spec_;
   std::string scheduler_;
   ProgressFn progress_;
   const faults::Clock& clock_;

@@ -1,6 +1,6 @@
 #pragma once
 // What an action's static `parse` reads: the `action` mapping of a scenario rule. MapReader lives in
-// faults/src/yaml_reader.hpp, so yaml-cpp stays out of the public headers.
+// faultline/faults/yaml_reader.hpp, so yaml-cpp stays out of the action headers.
 
 namespace faultline::faults::detail {
 class MapReader;
