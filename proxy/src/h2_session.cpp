@@ -21,6 +21,7 @@
 #include "faultline/faults/actions/goaway.hpp"
 #include "faultline/net/async.hpp"
 #include "faultline/net/tls.hpp"
+#include "faultline/net/tls_connect.hpp"
 #include "faultline/proxy/headers.hpp"
 #include "session.hpp"
 
@@ -1021,18 +1022,15 @@ asio::awaitable<void> H2Connection::goaway_for_http11(std::shared_ptr<H2Connecti
 asio::awaitable<std::string> H2Connection::connect_upstream(Upstream& up) {
   const auto& target = options_.upstream;
   tcp::resolver resolver(session_->executor_);
-  auto [rec, results] =
-      co_await resolver.async_resolve(target.endpoint.host, std::to_string(target.endpoint.port), use_tuple);
-  if (rec) co_return "resolving " + target.endpoint.host + ": " + rec.message();
-  auto& tcp_layer = up.stream;
-  tcp_layer.expires_after(options_.connect_timeout);
-  auto [cec, ep] = co_await tcp_layer.async_connect(results, use_tuple);
-  if (cec) co_return "connecting: " + cec.message();
-  tcp_layer.socket().set_option(tcp::no_delay(true));
-  net::prepare_client_ssl(up.stream.native_handle(), target.endpoint.host, !target.tls.insecure_skip_verify);
-  auto [hec] = co_await up.stream.async_handshake(asio::ssl::stream_base::client, use_tuple);
-  if (hec) co_return "TLS handshake: " + hec.message();
-  tcp_layer.expires_never();
+  // The deadline covers the TCP connect and the TLS handshake together.
+  const net::TlsConnectOptions connect{.verify_name = target.endpoint.host,
+                                       .verify = !target.tls.insecure_skip_verify,
+                                       .timeout = options_.connect_timeout,
+                                       .no_delay = true};
+  if (auto failure = co_await net::connect_tls(up.stream, resolver, target.endpoint, connect)) {
+    co_return failure->message();
+  }
+  up.stream.expires_never();
   // A connection closed while the handshake ran has no ALPN to read: it says nothing of the
   // upstream's protocols.
   if (closing_ || up.done) co_return "the client connection ended during the TLS handshake";

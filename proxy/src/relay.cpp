@@ -20,6 +20,7 @@
 
 #include "faultline/net/async.hpp"
 #include "faultline/net/tls.hpp"
+#include "faultline/net/tls_connect.hpp"
 #include "faultline/proxy/headers.hpp"
 #include "faultline/proxy/watch_stream.hpp"
 #include "session.hpp"
@@ -164,22 +165,16 @@ asio::awaitable<std::optional<std::string>> Session::connect_upstream() {
   upstream_ =
       std::make_unique<Upstream>(executor_, server_->upstream_tls, kResponseHeaderLimit + options_.relay_buffer);
   tcp::resolver resolver(executor_);
-  auto [rec, results] = co_await resolver.async_resolve(up.endpoint.host, std::to_string(up.endpoint.port), use_tuple);
-  if (rec) co_return unreachable("resolving " + up.endpoint.host, rec);
-  auto& tcp_layer = upstream_->stream;
-  tcp_layer.expires_after(options_.connect_timeout);  // TCP connect and TLS handshake together
-  auto [cec, ep] = co_await tcp_layer.async_connect(results, use_tuple);
-  if (cec) co_return unreachable("connecting", cec);
-  tcp_layer.socket().set_option(tcp::no_delay(true));
-  net::prepare_client_ssl(upstream_->stream.native_handle(), up.endpoint.host, !up.tls.insecure_skip_verify);
-  auto [hec] = co_await upstream_->stream.async_handshake(asio::ssl::stream_base::client, use_tuple);
-  if (hec) co_return unreachable("TLS handshake", hec);
+  // The deadline covers the TCP connect and the TLS handshake together.
+  const net::TlsConnectOptions connect{.verify_name = up.endpoint.host,
+                                       .verify = !up.tls.insecure_skip_verify,
+                                       .timeout = options_.connect_timeout,
+                                       .no_delay = true};
+  if (auto failure = co_await net::connect_tls(upstream_->stream, resolver, up.endpoint, connect)) {
+    close_upstream();
+    co_return failure->message();
+  }
   co_return std::nullopt;
-}
-
-std::optional<std::string> Session::unreachable(const std::string& step, const boost::system::error_code& ec) {
-  close_upstream();
-  return step + ": " + ec.message();
 }
 
 void Session::prepare_upstream_request(Exchange& ex) {

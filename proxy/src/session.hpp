@@ -257,7 +257,6 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // relay.cpp: forwarding and streaming.
   asio::awaitable<std::optional<std::string>> connect_upstream();
-  std::optional<std::string> unreachable(const std::string& step, const boost::system::error_code& ec);
   // False when upstream could not be reached and nothing was sent (ex.upstream_failure says why).
   asio::awaitable<bool> send_request(Exchange& ex);
   asio::awaitable<bool> relay_response(Exchange& ex);
