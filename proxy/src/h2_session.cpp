@@ -245,7 +245,9 @@ struct H2Connection::Stream {
   JsonFrameSplitter splitter;
   WatchFilter::End end = WatchFilter::End::none;
   bool watch_counted = false;
-  bool hanging = false;
+  // The fault's effects: the next one to carry out (proceed); the upstream's answer is lost.
+  std::size_t next_effect = 0;
+  bool discarding = false;
 
   std::size_t down_size() const { return down_buf.size() - down_off; }
 };
@@ -804,8 +806,7 @@ void H2Connection::start_stream(Stream& s) {
     answer(s, refused);
     return;
   }
-  Disposition& d = s.ex.disposition;
-  s.forwarding = d.forward;
+  s.forwarding = forwards(s.ex.effects);
   // Only a forwarded request needs its fields again (submit_upstream); a stream may stay open for
   // long (a watch, a hang, a reader that does not read), and HPACK makes a header list of up to
   // the limit cheap to send: none is kept longer than it is needed.
@@ -813,51 +814,83 @@ void H2Connection::start_stream(Stream& s) {
     s.headers.release();
     s.charge.release();
   }
-  if (d.outage) server_.enforce_outage();
-  if (d.stall_for) {
-    stalled_until_ = std::chrono::steady_clock::now() + *d.stall_for;
-    spdlog::info("conn {}: h2: connection stalled for {} ms", session_->id_, d.stall_for->count());
-  }
-  if (d.goaway) {
-    // Graceful: this stream is the last one the connection takes, it and those before it go on.
-    // Abrupt: the connection ends now, with this stream (and every open one) unanswered.
-    const auto& g = *d.goaway;
-    if (g.graceful) {
-      nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, s.id, g.error_code, nullptr, 0);
-    } else {
-      s.forwarding = false;
-      nghttp2_session_terminate_session2(client_, s.id - 2 > 0 ? s.id - 2 : 0, g.error_code);
-      kick_client();
-      return;
-    }
-  }
-  if (d.wait_before.count() > 0) {
-    asio::co_spawn(session_->executor_, after(shared_from_this(), d.wait_before, s.id, Timed::proceed), asio::detached);
-    return;
-  }
   proceed(s);
 }
 
-// Carries out the disposition after its wait (if any).
+// Carries out the stream's effects from the next one (first, after a wait, once a discarded answer
+// ended), then forwards the request unless one of them ended it.
 void H2Connection::proceed(Stream& s) {
-  Disposition& d = s.ex.disposition;
-  if (d.respond) {
-    answer(s, *d.respond);
+  auto& effects = s.ex.effects;
+  while (s.next_effect < effects.size()) {
+    Effect& effect = effects[s.next_effect++];
+    if (!std::visit([this, &s](auto& e) { return apply(s, e); }, effect)) return;
+  }
+  if (s.discarding) {
+    cut_stream(s, Cut::reset);  // the answer was lost and no effect said what then
     return;
   }
-  if (d.forward) {
-    forward(s);
-    return;
+  forward(s);
+}
+
+bool H2Connection::apply(Stream& s, effect::Answer& e) {
+  answer(s, e.response);
+  return false;
+}
+
+bool H2Connection::apply(Stream& s, effect::CutOff& e) {
+  cut_stream(s, e.how == Cut::none ? Cut::close : e.how);
+  return false;
+}
+
+bool H2Connection::apply(Stream& s, effect::Wait& e) {
+  if (e.duration.count() <= 0) return true;
+  asio::co_spawn(session_->executor_, after(shared_from_this(), e.duration, s.id, Timed::proceed), asio::detached);
+  return false;
+}
+
+// The stream stays open, unanswered; after the limit (if any) it ends with RST_STREAM NO_ERROR.
+bool H2Connection::apply(Stream& s, effect::Hold& e) {
+  if (e.limit) {
+    asio::co_spawn(session_->executor_, after(shared_from_this(), *e.limit, s.id, Timed::hang_over), asio::detached);
   }
-  if (d.hang) {
-    s.hanging = true;
-    if (d.hang_for) {
-      asio::co_spawn(session_->executor_, after(shared_from_this(), *d.hang_for, s.id, Timed::hang_over),
-                     asio::detached);
-    }
-    return;
+  return false;
+}
+
+// Forwarded; upstream_stream_closed goes on with the next effects once the answer ended.
+bool H2Connection::apply(Stream& s, effect::DiscardResponse&) {
+  s.discarding = true;
+  forward(s);
+  return false;
+}
+
+bool H2Connection::apply(Stream& s, effect::FilterWatch& e) {
+  s.ex.watch_filter = std::move(e.filter);
+  s.ex.json_upstream = e.json_upstream;
+  return true;
+}
+
+bool H2Connection::apply(Stream&, effect::EnforceOutage&) {
+  server_.enforce_outage();
+  return true;
+}
+
+// Graceful: this stream is the last one the connection takes, it and those before it go on.
+// Abrupt: the connection ends now, with this stream (and every open one) unanswered.
+bool H2Connection::apply(Stream& s, effect::EndConnection& e) {
+  if (e.graceful) {
+    nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, s.id, e.error_code, nullptr, 0);
+    return true;
   }
-  cut_stream(s, d.cut == Cut::none ? Cut::close : d.cut);
+  s.forwarding = false;
+  nghttp2_session_terminate_session2(client_, s.id - 2 > 0 ? s.id - 2 : 0, e.error_code);
+  kick_client();
+  return false;
+}
+
+bool H2Connection::apply(Stream&, effect::StallConnection& e) {
+  stalled_until_ = std::chrono::steady_clock::now() + e.duration;
+  spdlog::info("conn {}: h2: connection stalled for {} ms", session_->id_, e.duration.count());
+  return true;
 }
 
 // reset: RST_STREAM INTERNAL_ERROR; close: RST_STREAM NO_ERROR. Only this stream is hit.
@@ -1138,7 +1171,7 @@ void H2Connection::submit_upstream(Stream& s) {
     if (name == "host" || name == "expect") continue;
     if (name == "authorization" && target.replace_identity) continue;
     if (name == "authorization") client_authorization = true;
-    if (name == "accept" && s.ex.disposition.json_upstream) {
+    if (name == "accept" && s.ex.json_upstream) {
       fields.add(name, accept_json_instead_of_protobuf(value));
       continue;
     }
@@ -1275,8 +1308,7 @@ int H2Connection::up_on_frame_recv(nghttp2_session*, const nghttp2_frame* frame,
 void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
   s.ex.record.upstream_status = s.resp_status;
   s.ex.upstream_latency = std::chrono::steady_clock::now() - s.sent;
-  Disposition& d = s.ex.disposition;
-  if (d.discard_response) return;  // drop-response: the answer is lost (then-action at its end)
+  if (s.discarding) return;  // discard_response: the answer is lost (the next effects at its end)
   if (s.resp_too_large) {
     const std::string why = "response header larger than " + std::to_string(kResponseHeaderLimit) + " bytes";
     spdlog::warn("conn {}: upstream {} sent an invalid response ({}); answering 502 to {} {}", session_->id_,
@@ -1296,7 +1328,7 @@ void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
   for (const auto [name, value] : s.resp_headers) {
     if (name == "content-type") content_type = value;
     // A watch filter may change the body: its length is no longer the upstream's.
-    if (name == "content-length" && d.watch_filter) continue;
+    if (name == "content-length" && s.ex.watch_filter) continue;
     nva.push_back(make_nv(name, value));
   }
   s.down_eof = end_stream;
@@ -1306,8 +1338,8 @@ void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
     server_.observer->watch_opened();
     s.watch_counted = true;
   }
-  s.filter = d.watch_filter.get();
-  if (s.filter && d.json_upstream && !is_json_content_type(content_type)) {
+  s.filter = s.ex.watch_filter.get();
+  if (s.filter && s.ex.json_upstream && !is_json_content_type(content_type)) {
     spdlog::error("conn {}: rule '{}' ({}) cannot act: the watch response is not JSON (Content-Type '{}')",
                   session_->id_, s.ex.plan.rule, s.ex.record.action.value_or(""), content_type);
     s.filter = nullptr;
@@ -1322,7 +1354,7 @@ void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
       asio::co_spawn(session_->executor_, after(shared_from_this(), *deadline, s.id, Timed::watch_deadline),
                      asio::detached);
     }
-    if (d.json_upstream) apply_watch_step(s, s.filter->on_start());
+    if (s.ex.json_upstream) apply_watch_step(s, s.filter->on_start());
   }
   kick_client();
 }
@@ -1333,12 +1365,12 @@ int H2Connection::up_on_data_chunk(nghttp2_session* session, uint8_t, int32_t st
   auto* self = up->conn;
   Stream* s = self->find_upstream(*up, stream_id);
   H2_GUARD_BEGIN
-  if (!s || s->ex.disposition.discard_response || s->end != WatchFilter::End::none || !s->responded) {
+  if (!s || s->discarding || s->end != WatchFilter::End::none || !s->responded) {
     nghttp2_session_consume(session, stream_id, len);
     return 0;
   }
   s->down_unconsumed += len;
-  if (s->filter && s->ex.disposition.json_upstream) {
+  if (s->filter && s->ex.json_upstream) {
     for (auto& event : s->splitter.feed(view(data, len))) {
       if (s->end == WatchFilter::End::none) self->apply_watch_step(*s, s->filter->on_event(event));
     }
@@ -1389,18 +1421,9 @@ void H2Connection::upstream_stream_closed(Stream& s, uint32_t error_code) {
   s.up_closed = true;
   if (s.up) s.up->to_client.erase(s.up_id);
   if (s.end != WatchFilter::End::none) return;  // a watch filter ended the stream already
-  Disposition& d = s.ex.disposition;
-  if (d.discard_response) {
-    // drop-response: the request was carried out upstream; now the client loses the answer.
-    if (d.hang) {
-      s.hanging = true;
-      if (d.hang_for) {
-        asio::co_spawn(session_->executor_, after(shared_from_this(), *d.hang_for, s.id, Timed::hang_over),
-                       asio::detached);
-      }
-    } else {
-      cut_stream(s, d.cut == Cut::none ? Cut::reset : d.cut);
-    }
+  if (s.discarding) {
+    // discard_response: the request was carried out upstream; the effects after it act now.
+    proceed(s);
     return;
   }
   if (s.down_eof && error_code == NGHTTP2_NO_ERROR) return;  // a complete response

@@ -94,6 +94,18 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   Stream* find_upstream(Upstream& up, int32_t up_id);
   void start_stream(Stream& s);
   void proceed(Stream& s);
+  // The effects of a fault (effects.hpp), each carried out here once, on the one stream or on the
+  // connection. True: go on with the next; false: the effect ended the request or continues it
+  // later (after a wait, once a discarded answer ended: proceed).
+  bool apply(Stream& s, effect::Answer& e);
+  bool apply(Stream& s, effect::CutOff& e);
+  bool apply(Stream& s, effect::Wait& e);
+  bool apply(Stream& s, effect::Hold& e);
+  bool apply(Stream& s, effect::DiscardResponse& e);
+  bool apply(Stream& s, effect::FilterWatch& e);
+  bool apply(Stream& s, effect::EnforceOutage& e);
+  bool apply(Stream& s, effect::EndConnection& e);
+  bool apply(Stream& s, effect::StallConnection& e);
   void forward(Stream& s);
   void refuse_for_http11(const std::vector<int32_t>& ids);
   static boost::asio::awaitable<void> goaway_for_http11(std::shared_ptr<H2Connection> self);

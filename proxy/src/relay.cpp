@@ -190,7 +190,7 @@ void Session::prepare_upstream_request(Exchange& ex) {
     req.set(http::field::authorization, "Bearer " + up.fallback_token->current());
   }
   if (ex.expects_continue) req.erase(http::field::expect);
-  if (ex.disposition.json_upstream && req.count(http::field::accept) > 0) {
+  if (ex.json_upstream && req.count(http::field::accept) > 0) {
     req.set(http::field::accept, accept_json_instead_of_protobuf(req[http::field::accept]));
   }
 }
@@ -338,8 +338,8 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
   bool until_eof = !upgrade && !parser.is_done() && parser.need_eof();
   if (until_eof) ex.client_keep_alive = false;
 
-  WatchFilter* filter = ex.disposition.watch_filter.get();
-  if (filter && ex.disposition.json_upstream && (!parser.chunked() || !is_json_content_type(parser.content_type()))) {
+  WatchFilter* filter = ex.watch_filter.get();
+  if (filter && ex.json_upstream && (!parser.chunked() || !is_json_content_type(parser.content_type()))) {
     spdlog::error("conn {}: rule '{}' ({}) cannot act: the watch response is not chunked JSON (Content-Type '{}')", id_,
                   ex.plan.rule, ex.record.action.value_or(""), parser.content_type());
     filter = nullptr;
@@ -394,7 +394,7 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
     for (auto& event : step.emit) out += event;
     end = step.end;
   };
-  if (filter && ex.disposition.json_upstream) apply(filter->on_start());
+  if (filter && ex.json_upstream) apply(filter->on_start());
 
   parser.eager(false);  // one piece per put: each is written before the buffer is read into again
   while (end == WatchFilter::End::none && !parser.is_done()) {
@@ -410,7 +410,7 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
     if (ec) throw boost::system::system_error(ec, "reading the upstream body");
     // Without a filter the bytes go out from where they were read.
     std::string_view piece = parser.take_body();
-    if (filter && ex.disposition.json_upstream) {
+    if (filter && ex.json_upstream) {
       for (auto& event : splitter.feed(piece)) {
         if (end == WatchFilter::End::none) apply(filter->on_event(event));
       }

@@ -15,7 +15,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "faultline/proxy/disposition.hpp"
+#include "faultline/proxy/effects.hpp"
 #include "faultline/proxy/server.hpp"
 
 namespace faultline::proxy {

@@ -183,38 +183,87 @@ asio::awaitable<bool> Session::serve_request() {
 }
 
 asio::awaitable<bool> Session::carry_out(Exchange& ex) {
-  Disposition& d = ex.disposition;
-  if (d.outage) server_->enforce_outage();
-  if (d.wait_before.count() > 0) co_await sleep(d.wait_before);
-  // One request at a time: while this one waits, the connection sends and reads nothing.
-  if (d.stall_for) co_await sleep(*d.stall_for);
-  // goaway over HTTP/1.1: graceful answers with Connection: close (abrupt is a close).
-  if (d.goaway && d.goaway->graceful) ex.client_keep_alive = false;
   // A client waiting for "100 Continue" sends no body unless forwarded: do not wait for it.
-  bool body_withheld = ex.expects_continue;
-  if (body_withheld && !d.forward) ex.client_keep_alive = false;
-  if (d.respond) {
-    if (!body_withheld) co_await discard_request_body(ex);
-    co_await write_local_response(ex, *d.respond);
-    co_return true;
+  if (ex.expects_continue && !forwards(ex.effects)) ex.client_keep_alive = false;
+  for (auto& effect : ex.effects) {
+    const Next next = co_await std::visit([this, &ex](auto& e) { return apply(ex, e); }, effect);
+    if (next) co_return *next;
   }
-  if (d.forward) {
-    if (!co_await send_request(ex)) {
-      co_await answer_upstream_unreachable(ex);
-      co_return true;
-    }
-    if (!d.discard_response) co_return co_await relay_response(ex);
-    ResponseParser parser(response_head_);
-    co_await discard_response(parser, ex);
-  }
-  if (d.hang) {
-    if (!d.forward && !body_withheld) co_await discard_request_body(ex);
-    co_await hang(d.hang_for);
+  if (ex.forwarded) {
+    cut_now(Cut::close);  // the answer was lost and no effect said what then
     co_return false;
   }
-  if (d.cut == Cut::close && !d.forward && !body_withheld) co_await discard_request_body(ex);
-  cut_now(d.cut == Cut::none ? Cut::close : d.cut);
+  if (!co_await send_request(ex)) {
+    co_await answer_upstream_unreachable(ex);
+    co_return true;
+  }
+  co_return co_await relay_response(ex);
+}
+
+// The effects over HTTP/1.1, one request at a time: what holds the request holds the connection.
+// A request not forwarded has its body read and dropped before the connection is held or closed
+// (unless its client waits for "100 Continue": then it sends none).
+
+asio::awaitable<Session::Next> Session::apply(Exchange& ex, effect::Answer& e) {
+  if (!ex.expects_continue) co_await discard_request_body(ex);
+  co_await write_local_response(ex, e.response);
+  co_return true;
+}
+
+asio::awaitable<Session::Next> Session::apply(Exchange& ex, effect::CutOff& e) {
+  if (e.how == Cut::close && !ex.forwarded && !ex.expects_continue) co_await discard_request_body(ex);
+  cut_now(e.how == Cut::none ? Cut::close : e.how);
   co_return false;
+}
+
+asio::awaitable<Session::Next> Session::apply(Exchange&, effect::Wait& e) {
+  if (e.duration.count() > 0) co_await sleep(e.duration);
+  co_return std::nullopt;
+}
+
+asio::awaitable<Session::Next> Session::apply(Exchange& ex, effect::Hold& e) {
+  if (!ex.forwarded && !ex.expects_continue) co_await discard_request_body(ex);
+  co_await hang(e.limit);
+  co_return false;
+}
+
+asio::awaitable<Session::Next> Session::apply(Exchange& ex, effect::DiscardResponse&) {
+  if (!co_await send_request(ex)) {
+    co_await answer_upstream_unreachable(ex);
+    co_return true;
+  }
+  ResponseParser parser(response_head_);
+  co_await discard_response(parser, ex);
+  ex.forwarded = true;
+  co_return std::nullopt;
+}
+
+asio::awaitable<Session::Next> Session::apply(Exchange& ex, effect::FilterWatch& e) {
+  ex.watch_filter = std::move(e.filter);
+  ex.json_upstream = e.json_upstream;
+  co_return std::nullopt;
+}
+
+asio::awaitable<Session::Next> Session::apply(Exchange&, effect::EnforceOutage&) {
+  server_->enforce_outage();
+  co_return std::nullopt;
+}
+
+// Graceful: the answer carries Connection: close. Abrupt: a close, this request unanswered.
+asio::awaitable<Session::Next> Session::apply(Exchange& ex, effect::EndConnection& e) {
+  if (e.graceful) {
+    ex.client_keep_alive = false;
+    co_return std::nullopt;
+  }
+  if (!ex.forwarded && !ex.expects_continue) co_await discard_request_body(ex);
+  cut_now(Cut::close);
+  co_return false;
+}
+
+// One request at a time: while this one waits, the connection sends and reads nothing.
+asio::awaitable<Session::Next> Session::apply(Exchange&, effect::StallConnection& e) {
+  co_await sleep(e.duration);
+  co_return std::nullopt;
 }
 
 asio::awaitable<void> Session::write_local_response(Exchange& ex, const faults::HttpResponse& requested) {

@@ -25,7 +25,7 @@
 #include "faultline/faults/request.hpp"
 #include "faultline/net/async.hpp"
 #include "faultline/net/tls_stream.hpp"
-#include "faultline/proxy/disposition.hpp"
+#include "faultline/proxy/effects.hpp"
 #include "faultline/proxy/observer.hpp"
 #include "server_impl.hpp"
 
@@ -216,6 +216,7 @@ struct Exchange : ExchangeCore {
   // closed before any byte of the answer, the request goes again, once, on a new one.
   bool resendable = false;
   bool resent = false;
+  bool forwarded = false;  // the effect discard_response forwarded it (its answer was lost)
 };
 
 class H2Connection;
@@ -242,6 +243,18 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::awaitable<bool> wait_for_request(bool first);
   asio::awaitable<bool> serve_request();
   asio::awaitable<bool> carry_out(Exchange& ex);
+  // The effects of a fault (effects.hpp), each carried out here once. nullopt: go on with the next;
+  // a value: the request is over, and whether the connection can carry another.
+  using Next = std::optional<bool>;
+  asio::awaitable<Next> apply(Exchange& ex, effect::Answer& e);
+  asio::awaitable<Next> apply(Exchange& ex, effect::CutOff& e);
+  asio::awaitable<Next> apply(Exchange& ex, effect::Wait& e);
+  asio::awaitable<Next> apply(Exchange& ex, effect::Hold& e);
+  asio::awaitable<Next> apply(Exchange& ex, effect::DiscardResponse& e);
+  asio::awaitable<Next> apply(Exchange& ex, effect::FilterWatch& e);
+  asio::awaitable<Next> apply(Exchange& ex, effect::EnforceOutage& e);
+  asio::awaitable<Next> apply(Exchange& ex, effect::EndConnection& e);
+  asio::awaitable<Next> apply(Exchange& ex, effect::StallConnection& e);
   asio::awaitable<void> write_local_response(Exchange& ex, const faults::HttpResponse& response);
   asio::awaitable<void> write_simple_error(int code, const char* message);
   asio::awaitable<void> discard_request_body(Exchange& ex);
