@@ -1,7 +1,7 @@
 #pragma once
-// One client connection: TLS handshake, then requests one after another (HTTP/1.1 keep-alive),
-// each classified, decided by the engine and carried out. Everything runs on the connection's
-// strand; abort()/drain() may be called from anywhere.
+// HTTP/1.1 on one client connection (connection.hpp; ALPN chose http/1.1, or none): requests one
+// after another (keep-alive), each classified, decided by the engine and carried out, forwarded
+// over a kept-alive upstream connection. Everything runs on the connection's strand.
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -196,12 +196,12 @@ struct UninitializedAllocator : std::allocator<T> {
 };
 using RelayBuffer = std::vector<char, UninitializedAllocator<char>>;
 
-// The upstream (kube-apiserver) connection of one client connection, kept alive between requests.
-struct Upstream {
-  Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls, std::size_t buffer_limit)
+// The upstream (kube-apiserver) connection of an HTTP/1.1 session, kept alive between requests.
+struct Http1Upstream {
+  Http1Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls, std::size_t buffer_limit)
       : stream(executor, tls), buffer(buffer_limit) {}
   TlsStream stream;
-  beast::flat_buffer buffer;  // bounded (Session::connect_upstream): a response header and a relay buffer
+  beast::flat_buffer buffer;  // bounded (Http1Session::connect_upstream): a response header and a relay buffer
   bool reused = false;        // a request already went over it
 };
 
@@ -219,27 +219,26 @@ struct Exchange : ExchangeCore {
   bool forwarded = false;  // the effect discard_response forwarded it (its answer was lost)
 };
 
-class H2Connection;
+class TlsConnection;
 
-class Session : public std::enable_shared_from_this<Session> {
+class Http1Session {
  public:
-  Session(std::shared_ptr<Server::Impl> server, tcp::socket socket, std::uint64_t id);
-  ~Session();
+  explicit Http1Session(TlsConnection& conn);
+  Http1Session(const Http1Session&) = delete;
+  Http1Session& operator=(const Http1Session&) = delete;
 
-  void start();
-  // Cut the connection now (RST or FIN), from any thread.
-  void abort(Cut how);
-  // Graceful stop, from any thread: idle connections close now, streams are cut, a request in
-  // flight finishes and then the connection closes.
-  void drain();
+  // Serves requests until the connection ends, is cut or drains (then TlsConnection closes it).
+  asio::awaitable<void> serve();
+  // The connection was cut: the upstream socket closes too.
+  void cut();
+  void close_upstream();
+  // Whether a graceful stop cuts the connection at once: between requests, or streaming (a watch,
+  // a tunnel, a hang); a request in flight finishes first.
+  bool cut_when_draining() const { return state_ != State::busy; }
 
  private:
-  friend class H2Connection;  // an HTTP/2 connection (h2_session.cpp) runs on this session's socket
-  enum class State { handshake, idle, busy, streaming };
+  enum class State { idle, busy, streaming };
 
-  static asio::awaitable<void> run(std::shared_ptr<Session> self);
-  asio::awaitable<void> serve();
-  asio::awaitable<bool> wait_for_client_hello();
   asio::awaitable<bool> wait_for_request(bool first);
   asio::awaitable<bool> serve_request();
   asio::awaitable<bool> carry_out(Exchange& ex);
@@ -260,13 +259,7 @@ class Session : public std::enable_shared_from_this<Session> {
   asio::awaitable<void> discard_request_body(Exchange& ex);
   asio::awaitable<void> answer_upstream_unreachable(Exchange& ex);
   asio::awaitable<void> answer_bad_gateway(Exchange& ex, const std::string& why);
-  // Before every write of relayed bytes: `if (blackholed()) co_await hold_while_blackholed();`,
-  // so that a request outside an outage costs no coroutine frame for it.
-  bool blackholed() const;
-  asio::awaitable<void> hold_while_blackholed();
   asio::awaitable<void> hang(std::optional<std::chrono::milliseconds> limit);
-  asio::awaitable<void> close_gracefully();
-  asio::awaitable<void> sleep(std::chrono::milliseconds d);
 
   // relay.cpp: forwarding and streaming.
   asio::awaitable<std::optional<std::string>> connect_upstream();
@@ -287,7 +280,8 @@ class Session : public std::enable_shared_from_this<Session> {
                                          bool more, Exchange& ex);
   asio::awaitable<void> wait_for_send_queue();
   asio::awaitable<void> tunnel();
-  static asio::awaitable<void> pump(std::shared_ptr<Session> self, bool client_to_upstream);
+  // `keep` holds the connection (and so this session) while the pump runs.
+  static asio::awaitable<void> pump(std::shared_ptr<TlsConnection> keep, Http1Session* self, bool client_to_upstream);
   void prepare_upstream_request(Exchange& ex);
 
   // The relay buffers exist only while a request or a tunnel uses them: an idle connection (or
@@ -298,31 +292,22 @@ class Session : public std::enable_shared_from_this<Session> {
   void reserve_upstream_reads();
   void release_idle_buffers();
 
-  void cut_now(Cut how);
-  void close_upstream();
   void finish(Exchange& ex);
-  tcp::socket& client_socket() { return client_ ? client_->socket() : *plain_; }
 
-  std::shared_ptr<Server::Impl> server_;
+  TlsConnection& conn_;
+  Server::Impl* const server_;
   const ServerOptions& options_;
-  std::uint64_t id_;
-  std::string peer_;
+  const std::uint64_t id_;
   asio::any_io_executor executor_;  // the connection's strand
-  // The TLS stream (OpenSSL's state and record buffers, about 70 KB) is made once the client has
-  // sent its first byte; until then the connection is the plain TCP socket.
-  std::optional<tcp::socket> plain_;
-  std::optional<TlsStream> client_;
+  TlsStream& client_;
   beast::flat_buffer client_buffer_;
-  std::unique_ptr<Upstream> upstream_;
-  std::shared_ptr<H2Connection> h2_;  // set when ALPN chose h2
-  RelayBuffer up_chunk_;              // request body (or tunnel) bytes on their way upstream
-  RelayBuffer down_chunk_;            // tunnel bytes on their way to the client (response bodies
-                                      // go out from upstream_->buffer)
-  std::string request_head_;          // the request header for the upstream (send_request)
-  std::string response_head_;         // the response header for the client (ResponseParser)
-  State state_ = State::handshake;
-  bool draining_ = false;
-  bool cut_ = false;
+  std::unique_ptr<Http1Upstream> upstream_;
+  RelayBuffer up_chunk_;       // request body (or tunnel) bytes on their way upstream
+  RelayBuffer down_chunk_;     // tunnel bytes on their way to the client (response bodies
+                               // go out from upstream_->buffer)
+  std::string request_head_;   // the request header for the upstream (send_request)
+  std::string response_head_;  // the response header for the client (ResponseParser)
+  State state_ = State::idle;
 };
 
 }  // namespace faultline::proxy
