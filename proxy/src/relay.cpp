@@ -446,7 +446,7 @@ asio::awaitable<Http1Session::Parsed> Http1Session::parse_body_piece(ResponsePar
       buffer.consume(used);  // need_more: no piece came out of it
     }
     // As Beast's read_some: at least 512 bytes of room, at most the relay buffer size per read.
-    // The buffer is bounded (Upstream::buffer): a chunk-size line or a trailer section that does
+    // The buffer is bounded (Http1Upstream::buffer): a chunk-size line or a trailer section that does
     // not end within it is an error, not a reason to keep reading (Beast puts no limit on either).
     const std::size_t room = beast::read_size(buffer, options_.relay_buffer);
     if (room == 0) co_return Parsed{http::error::buffer_overflow, 0};
