@@ -21,6 +21,7 @@
 #include "faultline/harness/async.hpp"
 #include "faultline/net/endpoint.hpp"
 #include "faultline/net/tls.hpp"
+#include "faultline/net/tls_connect.hpp"
 
 namespace faultline::harness {
 namespace beast = boost::beast;
@@ -63,16 +64,12 @@ class KubeClient::Connection {
     auto executor = co_await asio::this_coro::executor;
     std::unique_ptr<Connection> c(new Connection(executor, tls, timeout, limits, "https://" + ep.to_string()));
     asio::ip::tcp::resolver resolver(executor);
-    const std::string port = std::to_string(ep.port);
-    auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, port, use_tuple);
-    throw_step(rec, "resolve", timeout);
-    net::prepare_client_ssl(c->stream_.native_handle(), verify_name, verify);
-    c->tcp().expires_after(timeout);
-    auto [cec, connected] = co_await c->tcp().async_connect(endpoints, use_tuple);
-    throw_step(cec, "connect", timeout);
-    c->tcp().expires_after(timeout);
-    auto [hec] = co_await c->stream_.async_handshake(asio::ssl::stream_base::client, use_tuple);
-    throw_step(hec, "TLS handshake", timeout);
+    // Each of the TCP connect and the TLS handshake has the whole timeout.
+    const net::TlsConnectOptions connect{
+        .verify_name = verify_name, .verify = verify, .timeout = timeout, .deadline_per_step = true};
+    if (auto failure = co_await net::connect_tls(c->stream_, resolver, ep, connect)) {
+      throw ExchangeError(failure->ec, failure->step_name().c_str(), timeout);
+    }
     co_return c;
   }
 

@@ -42,7 +42,7 @@ void begin_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn, 
   // The header fields were for matching: nothing reads them after the decision, and an exchange
   // may last as long as a watch or a held HTTP/2 stream (HPACK makes a 1 MiB list cheap to send).
   ex.request.headers = {};
-  ex.disposition = dispose(ex.plan);
+  ex.effects = effects_of(ex.plan);
   if (ex.plan.fires()) {
     ex.record.rule = ex.plan.rule;
     ex.record.action = std::string(faults::action_type(*ex.plan.action));
@@ -96,7 +96,7 @@ faults::HttpResponse final_local_response(const ExchangeCore& ex, const faults::
 void finish_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn) {
   ex.record.duration =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ex.started);
-  if (ex.disposition.watch_filter && !ex.disposition.watch_filter->acted()) {
+  if (ex.watch_filter && !ex.watch_filter->acted()) {
     spdlog::warn("conn {}: rule '{}' ({}) planned but the watch stream ended before it acted", conn, ex.plan.rule,
                  ex.record.action.value_or(""));
   }

@@ -1,10 +1,11 @@
 #pragma once
 // The per-request steps both protocols share: an HTTP/1.1 request (session.cpp) and an HTTP/2
 // stream (h2_session.cpp) are classified, matched, decided, counted and audited by these same
-// functions; only carrying out the disposition differs.
+// functions; only carrying out the effects of a fault differs.
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,7 +14,7 @@
 #include "faultline/audit/record.hpp"
 #include "faultline/faults/request.hpp"
 #include "faultline/faults/status.hpp"
-#include "faultline/proxy/disposition.hpp"
+#include "faultline/proxy/effects.hpp"
 #include "faultline/proxy/observer.hpp"
 #include "server_impl.hpp"
 
@@ -23,7 +24,11 @@ namespace faultline::proxy {
 struct ExchangeCore {
   faults::Request request;
   faults::Plan plan;
-  Disposition disposition;
+  Effects effects;  // of the plan's action (none when no rule fires)
+  // Set by the effect filter_watch: acts on the watch stream's events; json_upstream: upstream is
+  // asked for JSON (the filter needs its framing).
+  std::unique_ptr<WatchFilter> watch_filter;
+  bool json_upstream = false;
   audit::Record record;
   std::chrono::steady_clock::time_point started;
   std::optional<std::chrono::nanoseconds> upstream_latency;  // request sent -> response header
@@ -32,7 +37,7 @@ struct ExchangeCore {
 // A header the engine may match on (Authorization and Proxy-Authorization are never offered).
 void add_matchable_header(std::vector<faults::Header>& out, std::string_view name, std::string_view value);
 
-// Classifies the request, asks the engine for its plan and turns it into a disposition; fills the
+// Classifies the request, asks the engine for its plan and turns it into effects; fills the
 // record's classification and, when a rule fires, its rule and action (and logs it).
 void begin_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn, const std::string& peer,
                     std::string_view proto, std::string_view method, std::string_view target,

@@ -18,11 +18,12 @@
 #include <cstring>
 #include <vector>
 
+#include "connection.hpp"
 #include "faultline/faults/actions/goaway.hpp"
 #include "faultline/net/async.hpp"
 #include "faultline/net/tls.hpp"
+#include "faultline/net/tls_connect.hpp"
 #include "faultline/proxy/headers.hpp"
-#include "session.hpp"
 
 namespace faultline::proxy {
 namespace {
@@ -38,7 +39,7 @@ constexpr std::size_t kWriteBatch = 64 * 1024;
 constexpr std::size_t kReadChunk = 16 * 1024;
 
 // What nghttp2 enforces for the client's streams: the advertised limit and as many again (see the
-// H2Connection constructor).
+// Http2Session constructor).
 uint32_t max_streams_with_slack(uint32_t advertised) {
   return static_cast<uint32_t>(std::min<std::uint64_t>(std::uint64_t{advertised} * 2, 0x7fffffff));
 }
@@ -180,12 +181,12 @@ class Charge {
 
 }  // namespace
 
-struct H2Connection::Upstream {
+struct Http2Session::Upstream {
   Upstream(const asio::any_io_executor& executor, asio::ssl::context& tls) : stream(executor, tls), wake(executor) {}
   ~Upstream() {
     if (session) nghttp2_session_del(session);
   }
-  H2Connection* conn = nullptr;
+  Http2Session* conn = nullptr;
   TlsStream stream;
   nghttp2_session* session = nullptr;
   std::map<int32_t, int32_t> to_client;  // upstream stream id -> client stream id
@@ -204,7 +205,7 @@ struct H2Connection::Upstream {
   bool http11 = false;          // the upstream negotiated http/1.1 (connect_upstream)
 };
 
-struct H2Connection::Stream {
+struct Http2Session::Stream {
   int32_t id = 0;
   // The request as received.
   std::string method, path, authority, scheme;
@@ -244,17 +245,19 @@ struct H2Connection::Stream {
   JsonFrameSplitter splitter;
   WatchFilter::End end = WatchFilter::End::none;
   bool watch_counted = false;
-  bool hanging = false;
+  // The fault's effects: the next one to carry out (proceed); the upstream's answer is lost.
+  std::size_t next_effect = 0;
+  bool discarding = false;
 
   std::size_t down_size() const { return down_buf.size() - down_off; }
 };
 
-H2Connection::H2Connection(std::shared_ptr<Session> session)
-    : session_(std::move(session)),
-      server_(*session_->server_),
-      options_(session_->options_),
-      client_wake_(session_->executor_),
-      closed_(session_->executor_, asio::steady_timer::time_point::max()) {
+Http2Session::Http2Session(std::shared_ptr<TlsConnection> conn)
+    : conn_(std::move(conn)),
+      server_(conn_->server()),
+      options_(conn_->options()),
+      client_wake_(conn_->executor()),
+      closed_(conn_->executor(), asio::steady_timer::time_point::max()) {
   nghttp2_session_callbacks* callbacks = nullptr;
   if (nghttp2_session_callbacks_new(&callbacks) != 0) throw std::bad_alloc();
   nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, on_begin_headers);
@@ -303,24 +306,24 @@ H2Connection::H2Connection(std::shared_ptr<Session> session)
   header_since_ = last_activity_;  // the client's preface and SETTINGS are due
 }
 
-H2Connection::~H2Connection() {
+Http2Session::~Http2Session() {
   if (client_) nghttp2_session_del(client_);
 }
 
-asio::awaitable<void> H2Connection::run(std::shared_ptr<H2Connection> self) {
-  self->session_->client_->expires_never();  // the watchdog bounds idle connections and stuck writes
-  asio::co_spawn(self->session_->executor_, self->watchdog(), asio::detached);
+asio::awaitable<void> Http2Session::run(std::shared_ptr<Http2Session> self) {
+  self->conn_->stream().expires_never();  // the watchdog bounds idle connections and stuck writes
+  asio::co_spawn(self->conn_->executor(), self->watchdog(), asio::detached);
   try {
     co_await (self->client_reader() && self->client_writer());
   } catch (const std::exception& e) {
-    spdlog::debug("conn {}: h2: {}", self->session_->id_, e.what());
+    spdlog::debug("conn {}: h2: {}", self->conn_->id(), e.what());
   }
   self->close_all();
 }
 
 // Ends everything: every stream still open is finished (audited), upstream connections closed,
 // timers woken.
-void H2Connection::close_all() {
+void Http2Session::close_all() {
   if (closing_ && streams_.empty()) return;
   closing_ = true;
   closed_.cancel();
@@ -337,13 +340,13 @@ void H2Connection::close_all() {
   streams_.clear();
   for (auto& [id, s] : streams) {
     if (s->watch_counted && server_.observer) server_.observer->watch_closed();
-    if (s->started) finish_exchange(server_, s->ex, session_->id_);
+    if (s->started) finish_exchange(server_, s->ex, conn_->id());
   }
 }
 
-void H2Connection::cut() { close_all(); }
+void Http2Session::cut() { close_all(); }
 
-void H2Connection::drain() {
+void Http2Session::drain() {
   if (closing_) return;
   nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(client_), NGHTTP2_NO_ERROR,
                         nullptr, 0);
@@ -361,9 +364,9 @@ void H2Connection::drain() {
 // ---------------------------------------------------------------------------------------------
 // Client side loops.
 
-asio::awaitable<void> H2Connection::client_reader() {
+asio::awaitable<void> Http2Session::client_reader() {
   std::array<uint8_t, kReadChunk> buf;
-  auto& client = *session_->client_;
+  auto& client = conn_->stream();
   while (!closing_ && nghttp2_session_want_read(client_)) {
     co_await hold_while_stalled();
     auto [ec, n] = co_await client.async_read_some(asio::buffer(buf), use_tuple);
@@ -371,7 +374,7 @@ asio::awaitable<void> H2Connection::client_reader() {
     // Not the idle timer's business: only streams are activity (a PING every minute does not
     // keep an idle connection); the header timeout's.
     scan_frames(buf.data(), n);
-    if (session_->blackholed()) co_await session_->hold_while_blackholed();
+    if (conn_->blackholed()) co_await conn_->hold_while_blackholed();
     co_await hold_while_stalled();
     if (closing_) break;
     auto rv = nghttp2_session_mem_recv(client_, buf.data(), n);
@@ -380,7 +383,7 @@ asio::awaitable<void> H2Connection::client_reader() {
       // times the limit, more CONTINUATION frames than it takes, a failed callback): the
       // connection ends with a GOAWAY that says why, not with a bare close.
       const bool flood = header_flood_ || rv == NGHTTP2_ERR_FLOODED || rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS;
-      spdlog::debug("conn {}: h2: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
+      spdlog::debug("conn {}: h2: {}", conn_->id(), nghttp2_strerror(static_cast<int>(rv)));
       nghttp2_session_terminate_session(client_, flood ? NGHTTP2_ENHANCE_YOUR_CALM : NGHTTP2_INTERNAL_ERROR);
       break;
     }
@@ -392,23 +395,23 @@ asio::awaitable<void> H2Connection::client_reader() {
   kick_client();
 }
 
-asio::awaitable<void> H2Connection::client_writer() {
+asio::awaitable<void> Http2Session::client_writer() {
   auto& out = client_out_;  // send_response_body appends DATA frames here too
   out.reserve(kWriteBatch);
-  auto& client = *session_->client_;
+  auto& client = conn_->stream();
   for (;;) {
     client_write_pending_ = false;
     out.clear();
     if (closing_) break;
-    if (!collect_output(client_, out, session_->id_)) break;
+    if (!collect_output(client_, out, conn_->id())) break;
     if (!settings_patched_ && !out.empty()) {
       settings_patched_ = true;
       if (!patch_max_streams(out, options_.h2_max_streams))
         spdlog::error("conn {}: h2: the first frame is not the SETTINGS expected; the client is told {} streams",
-                      session_->id_, max_streams_with_slack(options_.h2_max_streams));
+                      conn_->id(), max_streams_with_slack(options_.h2_max_streams));
     }
     if (!out.empty()) {
-      if (session_->blackholed()) co_await session_->hold_while_blackholed();
+      if (conn_->blackholed()) co_await conn_->hold_while_blackholed();
       co_await hold_while_stalled();
       if (closing_) break;
       writing_ = true;
@@ -429,14 +432,14 @@ asio::awaitable<void> H2Connection::client_writer() {
   // The reader may still be waiting for bytes: end it.
   if (!reading_done_) {
     boost::system::error_code ec;
-    session_->client_socket().shutdown(tcp::socket::shutdown_receive, ec);
-    session_->client_socket().cancel(ec);
+    conn_->socket().shutdown(tcp::socket::shutdown_receive, ec);
+    conn_->socket().cancel(ec);
   }
 }
 
 // Bounds what a peer controls over time: a connection without streams closes (GOAWAY) after the
 // idle timeout; a write the client does not take within the I/O timeout cuts the connection.
-asio::awaitable<void> H2Connection::watchdog() {
+asio::awaitable<void> Http2Session::watchdog() {
   auto self = shared_from_this();
   // A quarter of the shortest timeout, between 50 ms and a second.
   const auto tick = std::clamp(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -447,13 +450,13 @@ asio::awaitable<void> H2Connection::watchdog() {
     if (closing_) break;
     auto now = std::chrono::steady_clock::now();
     if (header_timed_out_) {
-      session_->cut_now(Cut::close);  // the GOAWAY had its tick to leave
+      conn_->cut_now(Cut::close);  // the GOAWAY had its tick to leave
       break;
     }
     if (header_since_ && now - *header_since_ > options_.header_timeout) {
       // As --header-timeout cuts an HTTP/1.1 request header that does not end: a header block
       // (or the connection's preface) that is not complete in time ends the connection.
-      spdlog::debug("conn {}: h2: no complete request header within {} ms (--header-timeout); closing", session_->id_,
+      spdlog::debug("conn {}: h2: no complete request header within {} ms (--header-timeout); closing", conn_->id(),
                     options_.header_timeout.count());
       static constexpr std::string_view why = "request header timeout";
       nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, nghttp2_session_get_last_proc_stream_id(client_),
@@ -463,9 +466,9 @@ asio::awaitable<void> H2Connection::watchdog() {
       continue;
     }
     if (writing_ && now - write_started_ > options_.io_timeout) {
-      spdlog::debug("conn {}: h2: the client took no bytes for {} ms; cutting", session_->id_,
+      spdlog::debug("conn {}: h2: the client took no bytes for {} ms; cutting", conn_->id(),
                     options_.io_timeout.count());
-      session_->cut_now(Cut::close);
+      conn_->cut_now(Cut::close);
       break;
     }
     if (streams_.empty() && now - last_activity_ > options_.idle_timeout) {
@@ -475,14 +478,14 @@ asio::awaitable<void> H2Connection::watchdog() {
   }
 }
 
-asio::awaitable<void> H2Connection::nap(std::chrono::milliseconds d) {
-  asio::steady_timer timer(session_->executor_, d);
+asio::awaitable<void> Http2Session::nap(std::chrono::milliseconds d) {
+  asio::steady_timer timer(conn_->executor(), d);
   co_await (timer.async_wait(use_tuple) || closed_.async_wait(use_tuple));
 }
 
 // A `stall`: the connection sends nothing and reads nothing (so PINGs go unanswered) until it is
 // over.
-asio::awaitable<void> H2Connection::hold_while_stalled() {
+asio::awaitable<void> Http2Session::hold_while_stalled() {
   while (!closing_ && std::chrono::steady_clock::now() < stalled_until_) {
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(stalled_until_ - std::chrono::steady_clock::now());
@@ -490,7 +493,7 @@ asio::awaitable<void> H2Connection::hold_while_stalled() {
   }
 }
 
-asio::awaitable<void> H2Connection::after(std::shared_ptr<H2Connection> self, std::chrono::milliseconds delay,
+asio::awaitable<void> Http2Session::after(std::shared_ptr<Http2Session> self, std::chrono::milliseconds delay,
                                           int32_t stream_id, Timed what) {
   co_await self->nap(delay);
   if (self->closing_) co_return;
@@ -516,7 +519,7 @@ asio::awaitable<void> H2Connection::after(std::shared_ptr<H2Connection> self, st
 // Follows the client's frames on the wire, ahead of nghttp2, for the header timeout: nghttp2 says
 // when a header block begins, not when it ends unprocessed (an ignored block) or that a frame of
 // one is only partly here.
-void H2Connection::scan_frames(const uint8_t* data, std::size_t n) {
+void Http2Session::scan_frames(const uint8_t* data, std::size_t n) {
   while (n > 0) {
     if (preface_left_ > 0 || payload_left_ > 0) {
       std::size_t& left = preface_left_ > 0 ? preface_left_ : payload_left_;
@@ -560,7 +563,7 @@ void H2Connection::scan_frames(const uint8_t* data, std::size_t n) {
 
 // Whether `more` decoded header bytes fit the connection's budget and the process's (of which
 // a connection may always use the floor).
-bool H2Connection::header_budget_allows(std::size_t more) const {
+bool Http2Session::header_budget_allows(std::size_t more) const {
   const std::size_t connection = charged_ + more;
   if (connection > options_.h2_header_memory_per_connection) return false;
   return connection <= options_.h2_header_memory_floor ||
@@ -569,34 +572,34 @@ bool H2Connection::header_budget_allows(std::size_t more) const {
 
 // RST_STREAM REFUSED_STREAM (the client may retry it: nothing of it was processed), counted and
 // logged; the stream's fields are dropped and the rest of its header block ignored.
-void H2Connection::refuse_stream(int32_t id, bool max_memory) {
+void Http2Session::refuse_stream(int32_t id, bool max_memory) {
   nghttp2_submit_rst_stream(client_, NGHTTP2_FLAG_NONE, id, NGHTTP2_REFUSED_STREAM);
   server_.refused(max_memory ? Server::Impl::Refusal::max_memory : Server::Impl::Refusal::h2_header_memory);
   streams_.erase(id);
   kick_client();
 }
 
-void H2Connection::charge_out(Upstream& up) {
+void Http2Session::charge_out(Upstream& up) {
   if (up.done) up.charge.release();
   else up.charge.set(up.out.size() + up.in_flight);
 }
 
-void H2Connection::kick_client() {
+void Http2Session::kick_client() {
   client_write_pending_ = true;
   if (client_waiting_) client_wake_.cancel();
 }
 
-void H2Connection::kick_upstream(Upstream& up) {
+void Http2Session::kick_upstream(Upstream& up) {
   up.write_pending = true;
   if (up.writer_waiting) up.wake.cancel();
 }
 
-H2Connection::Stream* H2Connection::find(int32_t id) {
+Http2Session::Stream* Http2Session::find(int32_t id) {
   auto it = streams_.find(id);
   return it == streams_.end() ? nullptr : it->second.get();
 }
 
-H2Connection::Stream* H2Connection::find_upstream(Upstream& up, int32_t up_id) {
+Http2Session::Stream* Http2Session::find_upstream(Upstream& up, int32_t up_id) {
   auto it = up.to_client.find(up_id);
   return it == up.to_client.end() ? nullptr : find(it->second);
 }
@@ -612,8 +615,8 @@ H2Connection::Stream* H2Connection::find_upstream(Upstream& up, int32_t up_id) {
     return NGHTTP2_ERR_CALLBACK_FAILURE;     \
   }
 
-int H2Connection::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user) {
-  auto* self = static_cast<H2Connection*>(user);
+int Http2Session::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+  auto* self = static_cast<Http2Session*>(user);
   if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
   H2_GUARD_BEGIN
   // nghttp2 refuses streams beyond SETTINGS_MAX_CONCURRENT_STREAMS; this holds it even before
@@ -641,9 +644,9 @@ int H2Connection::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame,
   return 0;
 }
 
-int H2Connection::on_header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
+int Http2Session::on_header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
                             const uint8_t* value, size_t valuelen, uint8_t, void* user) {
-  auto* self = static_cast<H2Connection*>(user);
+  auto* self = static_cast<Http2Session*>(user);
   Stream* s = self->find(frame->hd.stream_id);
   if (!s) return 0;
   H2_GUARD_BEGIN
@@ -681,8 +684,8 @@ int H2Connection::on_header(nghttp2_session*, const nghttp2_frame* frame, const 
   return 0;
 }
 
-int H2Connection::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
-  auto* self = static_cast<H2Connection*>(user);
+int Http2Session::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+  auto* self = static_cast<Http2Session*>(user);
   if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
   Stream* s = self->find(frame->hd.stream_id);
   if (!s) return 0;
@@ -703,21 +706,21 @@ int H2Connection::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, vo
 // protocol with GOAWAY and its reason in the frame's debug data ("SETTINGS: unexpected ACK"), which
 // the client may never show; the proxy's own (goaway rules, draining, floods) carry theirs too.
 // Where kube-apiserver would have taken what the proxy refused, this line is the evidence.
-int H2Connection::on_frame_send(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+int Http2Session::on_frame_send(nghttp2_session*, const nghttp2_frame* frame, void* user) {
   if (frame->hd.type != NGHTTP2_GOAWAY) return 0;
-  auto* self = static_cast<H2Connection*>(user);
+  auto* self = static_cast<Http2Session*>(user);
   const auto& goaway = frame->goaway;
   std::string_view reason(reinterpret_cast<const char*>(goaway.opaque_data), goaway.opaque_data_len);
   auto level = goaway.error_code == NGHTTP2_NO_ERROR ? spdlog::level::debug : spdlog::level::info;
-  spdlog::log(level, "conn {}: h2: GOAWAY {} to the client (last stream {}){}{}", self->session_->id_,
+  spdlog::log(level, "conn {}: h2: GOAWAY {} to the client (last stream {}){}{}", self->conn_->id(),
               faults::actions::h2_error_name(goaway.error_code), goaway.last_stream_id, reason.empty() ? "" : ": ",
               reason);
   return 0;
 }
 
-int H2Connection::on_data_chunk(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data, size_t len,
+int Http2Session::on_data_chunk(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data, size_t len,
                                 void* user) {
-  auto* self = static_cast<H2Connection*>(user);
+  auto* self = static_cast<Http2Session*>(user);
   Stream* s = self->find(stream_id);
   H2_GUARD_BEGIN
   if (!s || !s->forwarding) {
@@ -736,8 +739,8 @@ int H2Connection::on_data_chunk(nghttp2_session*, uint8_t, int32_t stream_id, co
   return 0;
 }
 
-int H2Connection::on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t, void* user) {
-  auto* self = static_cast<H2Connection*>(user);
+int Http2Session::on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t, void* user) {
+  auto* self = static_cast<Http2Session*>(user);
   auto it = self->streams_.find(stream_id);
   if (it == self->streams_.end()) return 0;
   H2_GUARD_BEGIN
@@ -747,14 +750,14 @@ int H2Connection::on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t,
   self->stop_upstream_side(*s);
   self->release_request_bytes(*s);
   if (s->watch_counted && self->server_.observer) self->server_.observer->watch_closed();
-  if (s->started) finish_exchange(self->server_, s->ex, self->session_->id_);
+  if (s->started) finish_exchange(self->server_, s->ex, self->conn_->id());
   H2_GUARD_END
   return 0;
 }
 
 // The client stream is gone: its upstream stream is cancelled and what it held of the upstream
 // connection window is given back.
-void H2Connection::stop_upstream_side(Stream& s) {
+void Http2Session::stop_upstream_side(Stream& s) {
   if (!s.up) return;
   auto& up = *s.up;
   if (s.up_id > 0) up.to_client.erase(s.up_id);
@@ -770,7 +773,7 @@ void H2Connection::stop_upstream_side(Stream& s) {
 
 // Request bytes the proxy holds for a stream that will not send them: given back to the client's
 // connection window.
-void H2Connection::release_request_bytes(Stream& s) {
+void Http2Session::release_request_bytes(Stream& s) {
   if (!s.up_buf.empty()) {
     nghttp2_session_consume_connection(client_, s.up_buf.size());
     s.up_buf.clear();
@@ -779,11 +782,11 @@ void H2Connection::release_request_bytes(Stream& s) {
 }
 
 // The request header is complete: classify, decide, act.
-void H2Connection::start_stream(Stream& s) {
+void Http2Session::start_stream(Stream& s) {
   if (s.started) return;
   s.started = true;
   if (s.header_too_large) {
-    begin_exchange(server_, s.ex, session_->id_, session_->peer_, "h2", s.method, s.path, {});
+    begin_exchange(server_, s.ex, conn_->id(), conn_->peer(), "h2", s.method, s.path, {});
     faults::HttpResponse too_large;
     too_large.code = 431;
     too_large.headers.push_back({"content-type", "text/plain; charset=utf-8"});
@@ -794,7 +797,7 @@ void H2Connection::start_stream(Stream& s) {
   std::vector<faults::Header> matchable;
   for (const auto [name, value] : s.headers) add_matchable_header(matchable, name, value);
   if (!s.authority.empty()) add_matchable_header(matchable, "host", s.authority);
-  begin_exchange(server_, s.ex, session_->id_, session_->peer_, "h2", s.method, s.path, std::move(matchable));
+  begin_exchange(server_, s.ex, conn_->id(), conn_->peer(), "h2", s.method, s.path, std::move(matchable));
   if (s.method == "CONNECT" || s.path.empty()) {
     faults::HttpResponse refused;
     refused.code = 405;
@@ -803,8 +806,7 @@ void H2Connection::start_stream(Stream& s) {
     answer(s, refused);
     return;
   }
-  Disposition& d = s.ex.disposition;
-  s.forwarding = d.forward;
+  s.forwarding = forwards(s.ex.effects);
   // Only a forwarded request needs its fields again (submit_upstream); a stream may stay open for
   // long (a watch, a hang, a reader that does not read), and HPACK makes a header list of up to
   // the limit cheap to send: none is kept longer than it is needed.
@@ -812,59 +814,91 @@ void H2Connection::start_stream(Stream& s) {
     s.headers.release();
     s.charge.release();
   }
-  if (d.outage) server_.enforce_outage();
-  if (d.stall_for) {
-    stalled_until_ = std::chrono::steady_clock::now() + *d.stall_for;
-    spdlog::info("conn {}: h2: connection stalled for {} ms", session_->id_, d.stall_for->count());
-  }
-  if (d.goaway) {
-    // Graceful: this stream is the last one the connection takes, it and those before it go on.
-    // Abrupt: the connection ends now, with this stream (and every open one) unanswered.
-    const auto& g = *d.goaway;
-    if (g.graceful) {
-      nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, s.id, g.error_code, nullptr, 0);
-    } else {
-      s.forwarding = false;
-      nghttp2_session_terminate_session2(client_, s.id - 2 > 0 ? s.id - 2 : 0, g.error_code);
-      kick_client();
-      return;
-    }
-  }
-  if (d.wait_before.count() > 0) {
-    asio::co_spawn(session_->executor_, after(shared_from_this(), d.wait_before, s.id, Timed::proceed), asio::detached);
-    return;
-  }
   proceed(s);
 }
 
-// Carries out the disposition after its wait (if any).
-void H2Connection::proceed(Stream& s) {
-  Disposition& d = s.ex.disposition;
-  if (d.respond) {
-    answer(s, *d.respond);
+// Carries out the stream's effects from the next one (first, after a wait, once a discarded answer
+// ended), then forwards the request unless one of them ended it.
+void Http2Session::proceed(Stream& s) {
+  auto& effects = s.ex.effects;
+  while (s.next_effect < effects.size()) {
+    Effect& effect = effects[s.next_effect++];
+    if (!std::visit([this, &s](auto& e) { return apply(s, e); }, effect)) return;
+  }
+  if (s.discarding) {
+    cut_stream(s, Cut::reset);  // the answer was lost and no effect said what then
     return;
   }
-  if (d.forward) {
-    forward(s);
-    return;
+  forward(s);
+}
+
+bool Http2Session::apply(Stream& s, effect::Answer& e) {
+  answer(s, e.response);
+  return false;
+}
+
+bool Http2Session::apply(Stream& s, effect::CutOff& e) {
+  cut_stream(s, e.how == Cut::none ? Cut::close : e.how);
+  return false;
+}
+
+bool Http2Session::apply(Stream& s, effect::Wait& e) {
+  if (e.duration.count() <= 0) return true;
+  asio::co_spawn(conn_->executor(), after(shared_from_this(), e.duration, s.id, Timed::proceed), asio::detached);
+  return false;
+}
+
+// The stream stays open, unanswered; after the limit (if any) it ends with RST_STREAM NO_ERROR.
+bool Http2Session::apply(Stream& s, effect::Hold& e) {
+  if (e.limit) {
+    asio::co_spawn(conn_->executor(), after(shared_from_this(), *e.limit, s.id, Timed::hang_over), asio::detached);
   }
-  if (d.hang) {
-    s.hanging = true;
-    if (d.hang_for) {
-      asio::co_spawn(session_->executor_, after(shared_from_this(), *d.hang_for, s.id, Timed::hang_over),
-                     asio::detached);
-    }
-    return;
+  return false;
+}
+
+// Forwarded; upstream_stream_closed goes on with the next effects once the answer ended.
+bool Http2Session::apply(Stream& s, effect::DiscardResponse&) {
+  s.discarding = true;
+  forward(s);
+  return false;
+}
+
+bool Http2Session::apply(Stream& s, effect::FilterWatch& e) {
+  s.ex.watch_filter = std::move(e.filter);
+  s.ex.json_upstream = e.json_upstream;
+  return true;
+}
+
+bool Http2Session::apply(Stream&, effect::EnforceOutage&) {
+  server_.enforce_outage();
+  return true;
+}
+
+// Graceful: this stream is the last one the connection takes, it and those before it go on.
+// Abrupt: the connection ends now, with this stream (and every open one) unanswered.
+bool Http2Session::apply(Stream& s, effect::EndConnection& e) {
+  if (e.graceful) {
+    nghttp2_submit_goaway(client_, NGHTTP2_FLAG_NONE, s.id, e.error_code, nullptr, 0);
+    return true;
   }
-  cut_stream(s, d.cut == Cut::none ? Cut::close : d.cut);
+  s.forwarding = false;
+  nghttp2_session_terminate_session2(client_, s.id - 2 > 0 ? s.id - 2 : 0, e.error_code);
+  kick_client();
+  return false;
+}
+
+bool Http2Session::apply(Stream&, effect::StallConnection& e) {
+  stalled_until_ = std::chrono::steady_clock::now() + e.duration;
+  spdlog::info("conn {}: h2: connection stalled for {} ms", conn_->id(), e.duration.count());
+  return true;
 }
 
 // reset: RST_STREAM INTERNAL_ERROR; close: RST_STREAM NO_ERROR. Only this stream is hit.
-void H2Connection::cut_stream(Stream& s, Cut how) {
+void Http2Session::cut_stream(Stream& s, Cut how) {
   reset_stream(s, how == Cut::reset ? NGHTTP2_INTERNAL_ERROR : NGHTTP2_NO_ERROR);
 }
 
-void H2Connection::reset_stream(Stream& s, uint32_t error_code) {
+void Http2Session::reset_stream(Stream& s, uint32_t error_code) {
   release_request_bytes(s);
   s.headers.release();
   s.charge.release();
@@ -873,8 +907,8 @@ void H2Connection::reset_stream(Stream& s, uint32_t error_code) {
   kick_client();
 }
 
-void H2Connection::answer(Stream& s, const faults::HttpResponse& requested) {
-  const faults::HttpResponse response = final_local_response(s.ex, requested, session_->id_);
+void Http2Session::answer(Stream& s, const faults::HttpResponse& requested) {
+  const faults::HttpResponse response = final_local_response(s.ex, requested, conn_->id());
   release_request_bytes(s);
   s.headers.release();
   s.charge.release();
@@ -904,32 +938,32 @@ void H2Connection::answer(Stream& s, const faults::HttpResponse& requested) {
   nghttp2_data_provider provider{};
   provider.read_callback = read_response_body;
   int rv = nghttp2_submit_response(client_, s.id, nva.data(), nva.size(), s.down_buf.empty() ? nullptr : &provider);
-  if (rv != 0) spdlog::debug("conn {}: h2: answering stream {}: {}", session_->id_, s.id, nghttp2_strerror(rv));
+  if (rv != 0) spdlog::debug("conn {}: h2: answering stream {}: {}", conn_->id(), s.id, nghttp2_strerror(rv));
   kick_client();
 }
 
 // ---------------------------------------------------------------------------------------------
 // Upstream.
 
-void H2Connection::forward(Stream& s) {
+void Http2Session::forward(Stream& s) {
   if (!upstream_ || upstream_->done) {
     if (server_.upstream_speaks_http11_only()) {
       refuse_for_http11({s.id});
       return;
     }
-    upstream_ = std::make_shared<Upstream>(session_->executor_, server_.upstream_tls_h2);
+    upstream_ = std::make_shared<Upstream>(conn_->executor(), server_.upstream_tls_h2);
     upstream_->conn = this;
     upstream_->charge.bind(charged_, server_.h2_header_bytes);
     upstreams_.remove_if([](const std::weak_ptr<Upstream>& w) { return w.expired(); });
     upstreams_.push_back(upstream_);
-    asio::co_spawn(session_->executor_, run_upstream(shared_from_this(), upstream_), asio::detached);
+    asio::co_spawn(conn_->executor(), run_upstream(shared_from_this(), upstream_), asio::detached);
   }
   s.up = upstream_;
   if (upstream_->ready) submit_upstream(s);
   else upstream_->waiting.push_back(s.id);
 }
 
-asio::awaitable<void> H2Connection::run_upstream(std::shared_ptr<H2Connection> self, std::shared_ptr<Upstream> up) {
+asio::awaitable<void> Http2Session::run_upstream(std::shared_ptr<Http2Session> self, std::shared_ptr<Upstream> up) {
   std::string failure;
   try {
     failure = co_await self->connect_upstream(*up);
@@ -946,7 +980,7 @@ asio::awaitable<void> H2Connection::run_upstream(std::shared_ptr<H2Connection> s
       self->refuse_for_http11(waiting);
       co_return;
     }
-    spdlog::warn("conn {}: upstream {} unreachable ({}); answering 503 to {} HTTP/2 stream(s)", self->session_->id_,
+    spdlog::warn("conn {}: upstream {} unreachable ({}); answering 503 to {} HTTP/2 stream(s)", self->conn_->id(),
                  self->options_.upstream.endpoint.to_string(), failure, up->waiting.size());
     auto waiting = std::move(up->waiting);
     const faults::HttpResponse answer = upstream_unreachable_response(self->options_, failure);
@@ -966,7 +1000,7 @@ asio::awaitable<void> H2Connection::run_upstream(std::shared_ptr<H2Connection> s
   try {
     co_await (self->upstream_reader(up) && self->upstream_writer(up));
   } catch (const std::exception& e) {
-    spdlog::debug("conn {}: h2 upstream: {}", self->session_->id_, e.what());
+    spdlog::debug("conn {}: h2 upstream: {}", self->conn_->id(), e.what());
   }
   up->done = true;
   boost::system::error_code ec;
@@ -985,7 +1019,7 @@ asio::awaitable<void> H2Connection::run_upstream(std::shared_ptr<H2Connection> s
 // connection takes no new ones (GOAWAY): the client sends them on a new connection, which is
 // offered http/1.1 (Server::Impl::offer_h2). Streams already relayed on an h2 upstream connection
 // go on.
-void H2Connection::refuse_for_http11(const std::vector<int32_t>& ids) {
+void Http2Session::refuse_for_http11(const std::vector<int32_t>& ids) {
   for (auto id : ids) {
     if (Stream* s = find(id)) {
       s->up.reset();
@@ -997,8 +1031,8 @@ void H2Connection::refuse_for_http11(const std::vector<int32_t>& ids) {
     spdlog::info(
         "conn {}: h2: upstream {} negotiates only http/1.1: {} stream(s) refused (REFUSED_STREAM), GOAWAY follows; "
         "the client reconnects and is offered http/1.1",
-        session_->id_, options_.upstream.endpoint.to_string(), ids.size());
-    asio::co_spawn(session_->executor_, goaway_for_http11(shared_from_this()), asio::detached);
+        conn_->id(), options_.upstream.endpoint.to_string(), ids.size());
+    asio::co_spawn(conn_->executor(), goaway_for_http11(shared_from_this()), asio::detached);
   }
   kick_client();
 }
@@ -1007,7 +1041,7 @@ void H2Connection::refuse_for_http11(const std::vector<int32_t>& ids) {
 // in the same read as the refusal as the end of the connection and fails the request ("Transferred
 // a partial file") instead of sending it again; Go's client sends a refused request again at once,
 // on the same connection until the GOAWAY (then on a new one).
-asio::awaitable<void> H2Connection::goaway_for_http11(std::shared_ptr<H2Connection> self) {
+asio::awaitable<void> Http2Session::goaway_for_http11(std::shared_ptr<Http2Session> self) {
   co_await self->nap(std::chrono::milliseconds(100));
   if (self->closing_) co_return;
   static constexpr std::string_view kWhy = "the upstream speaks HTTP/1.1 only: reconnect";
@@ -1018,21 +1052,18 @@ asio::awaitable<void> H2Connection::goaway_for_http11(std::shared_ptr<H2Connecti
 
 // Returns what failed ("" when the connection is up and speaks h2; Upstream::http11 when it
 // negotiated http/1.1).
-asio::awaitable<std::string> H2Connection::connect_upstream(Upstream& up) {
+asio::awaitable<std::string> Http2Session::connect_upstream(Upstream& up) {
   const auto& target = options_.upstream;
-  tcp::resolver resolver(session_->executor_);
-  auto [rec, results] =
-      co_await resolver.async_resolve(target.endpoint.host, std::to_string(target.endpoint.port), use_tuple);
-  if (rec) co_return "resolving " + target.endpoint.host + ": " + rec.message();
-  auto& tcp_layer = up.stream;
-  tcp_layer.expires_after(options_.connect_timeout);
-  auto [cec, ep] = co_await tcp_layer.async_connect(results, use_tuple);
-  if (cec) co_return "connecting: " + cec.message();
-  tcp_layer.socket().set_option(tcp::no_delay(true));
-  net::prepare_client_ssl(up.stream.native_handle(), target.endpoint.host, !target.tls.insecure_skip_verify);
-  auto [hec] = co_await up.stream.async_handshake(asio::ssl::stream_base::client, use_tuple);
-  if (hec) co_return "TLS handshake: " + hec.message();
-  tcp_layer.expires_never();
+  tcp::resolver resolver(conn_->executor());
+  // The deadline covers the TCP connect and the TLS handshake together.
+  const net::TlsConnectOptions connect{.verify_name = target.endpoint.host,
+                                       .verify = !target.tls.insecure_skip_verify,
+                                       .timeout = options_.connect_timeout,
+                                       .no_delay = true};
+  if (auto failure = co_await net::connect_tls(up.stream, resolver, target.endpoint, connect)) {
+    co_return failure->message();
+  }
+  up.stream.expires_never();
   // A connection closed while the handshake ran has no ALPN to read: it says nothing of the
   // upstream's protocols.
   if (closing_ || up.done) co_return "the client connection ended during the TLS handshake";
@@ -1069,16 +1100,16 @@ asio::awaitable<std::string> H2Connection::connect_upstream(Upstream& up) {
   co_return std::string();
 }
 
-asio::awaitable<void> H2Connection::upstream_reader(std::shared_ptr<Upstream> up) {
+asio::awaitable<void> Http2Session::upstream_reader(std::shared_ptr<Upstream> up) {
   std::array<uint8_t, kReadChunk> buf;
   while (!closing_ && !up->done && nghttp2_session_want_read(up->session)) {
     auto [ec, n] = co_await up->stream.async_read_some(asio::buffer(buf), use_tuple);
     if (ec || closing_) break;
-    if (session_->blackholed()) co_await session_->hold_while_blackholed();
+    if (conn_->blackholed()) co_await conn_->hold_while_blackholed();
     if (closing_ || up->done) break;
     auto rv = nghttp2_session_mem_recv(up->session, buf.data(), n);
     if (rv < 0) {
-      spdlog::warn("conn {}: h2 upstream: {}", session_->id_, nghttp2_strerror(static_cast<int>(rv)));
+      spdlog::warn("conn {}: h2 upstream: {}", conn_->id(), nghttp2_strerror(static_cast<int>(rv)));
       break;
     }
     if (writer_has_work(up->session)) kick_upstream(*up);
@@ -1088,7 +1119,7 @@ asio::awaitable<void> H2Connection::upstream_reader(std::shared_ptr<Upstream> up
   kick_upstream(*up);
 }
 
-asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up) {
+asio::awaitable<void> Http2Session::upstream_writer(std::shared_ptr<Upstream> up) {
   std::vector<uint8_t> out;  // being written; up->out fills meanwhile
   out.reserve(kWriteBatch);
   up->out.reserve(kWriteBatch);
@@ -1096,13 +1127,13 @@ asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up
     up->write_pending = false;
     out.clear();
     if (closing_) break;
-    if (!collect_output(up->session, up->out, session_->id_)) break;
+    if (!collect_output(up->session, up->out, conn_->id())) break;
     out.swap(up->out);
     trim_buffer(up->out);
     up->in_flight = out.size();
     charge_out(*up);
     if (!out.empty()) {
-      if (session_->blackholed()) co_await session_->hold_while_blackholed();
+      if (conn_->blackholed()) co_await conn_->hold_while_blackholed();
       if (closing_) break;
       auto [ec, n] = co_await net::write_all(up->stream, asio::buffer(out));
       if (closing_) break;
@@ -1128,7 +1159,7 @@ asio::awaitable<void> H2Connection::upstream_writer(std::shared_ptr<Upstream> up
   up->stream.socket().cancel(ec);
 }
 
-void H2Connection::submit_upstream(Stream& s) {
+void Http2Session::submit_upstream(Stream& s) {
   auto& up = *s.up;
   const auto& target = options_.upstream;
   const std::string scheme = "https";
@@ -1140,7 +1171,7 @@ void H2Connection::submit_upstream(Stream& s) {
     if (name == "host" || name == "expect") continue;
     if (name == "authorization" && target.replace_identity) continue;
     if (name == "authorization") client_authorization = true;
-    if (name == "accept" && s.ex.disposition.json_upstream) {
+    if (name == "accept" && s.ex.json_upstream) {
       fields.add(name, accept_json_instead_of_protobuf(value));
       continue;
     }
@@ -1194,7 +1225,7 @@ void H2Connection::submit_upstream(Stream& s) {
   kick_upstream(up);
 }
 
-int H2Connection::up_on_frame_send(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+int Http2Session::up_on_frame_send(nghttp2_session*, const nghttp2_frame* frame, void* user) {
   if (frame->hd.type != NGHTTP2_HEADERS) return 0;
   auto* up = static_cast<Upstream*>(user);
   if (Stream* s = up->conn->find_upstream(*up, frame->hd.stream_id)) {
@@ -1204,7 +1235,7 @@ int H2Connection::up_on_frame_send(nghttp2_session*, const nghttp2_frame* frame,
   return 0;
 }
 
-ssize_t H2Connection::read_request_body(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,
+ssize_t Http2Session::read_request_body(nghttp2_session* session, int32_t stream_id, uint8_t* buf, size_t length,
                                         uint32_t* data_flags, nghttp2_data_source*, void* user) {
   auto* up = static_cast<Upstream*>(user);
   auto* self = up->conn;
@@ -1226,7 +1257,7 @@ ssize_t H2Connection::read_request_body(nghttp2_session* session, int32_t stream
   return static_cast<ssize_t>(n);
 }
 
-int H2Connection::up_on_header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
+int Http2Session::up_on_header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name, size_t namelen,
                                const uint8_t* value, size_t valuelen, uint8_t, void* user) {
   auto* up = static_cast<Upstream*>(user);
   auto* self = up->conn;
@@ -1247,7 +1278,7 @@ int H2Connection::up_on_header(nghttp2_session*, const nghttp2_frame* frame, con
   return 0;
 }
 
-int H2Connection::up_on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+int Http2Session::up_on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
   auto* up = static_cast<Upstream*>(user);
   auto* self = up->conn;
   if (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) return 0;
@@ -1274,14 +1305,13 @@ int H2Connection::up_on_frame_recv(nghttp2_session*, const nghttp2_frame* frame,
   return 0;
 }
 
-void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
+void Http2Session::on_upstream_response(Stream& s, bool end_stream) {
   s.ex.record.upstream_status = s.resp_status;
   s.ex.upstream_latency = std::chrono::steady_clock::now() - s.sent;
-  Disposition& d = s.ex.disposition;
-  if (d.discard_response) return;  // drop-response: the answer is lost (then-action at its end)
+  if (s.discarding) return;  // discard_response: the answer is lost (the next effects at its end)
   if (s.resp_too_large) {
     const std::string why = "response header larger than " + std::to_string(kResponseHeaderLimit) + " bytes";
-    spdlog::warn("conn {}: upstream {} sent an invalid response ({}); answering 502 to {} {}", session_->id_,
+    spdlog::warn("conn {}: upstream {} sent an invalid response ({}); answering 502 to {} {}", conn_->id(),
                  options_.upstream.endpoint.to_string(), why, s.method, path_only(s.path));
     nghttp2_submit_rst_stream(s.up->session, NGHTTP2_FLAG_NONE, s.up_id, NGHTTP2_CANCEL);
     stop_upstream_side(s);
@@ -1298,7 +1328,7 @@ void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
   for (const auto [name, value] : s.resp_headers) {
     if (name == "content-type") content_type = value;
     // A watch filter may change the body: its length is no longer the upstream's.
-    if (name == "content-length" && d.watch_filter) continue;
+    if (name == "content-length" && s.ex.watch_filter) continue;
     nva.push_back(make_nv(name, value));
   }
   s.down_eof = end_stream;
@@ -1308,39 +1338,39 @@ void H2Connection::on_upstream_response(Stream& s, bool end_stream) {
     server_.observer->watch_opened();
     s.watch_counted = true;
   }
-  s.filter = d.watch_filter.get();
-  if (s.filter && d.json_upstream && !is_json_content_type(content_type)) {
-    spdlog::error("conn {}: rule '{}' ({}) cannot act: the watch response is not JSON (Content-Type '{}')",
-                  session_->id_, s.ex.plan.rule, s.ex.record.action.value_or(""), content_type);
+  s.filter = s.ex.watch_filter.get();
+  if (s.filter && s.ex.json_upstream && !is_json_content_type(content_type)) {
+    spdlog::error("conn {}: rule '{}' ({}) cannot act: the watch response is not JSON (Content-Type '{}')", conn_->id(),
+                  s.ex.plan.rule, s.ex.record.action.value_or(""), content_type);
     s.filter = nullptr;
   }
   nghttp2_data_provider provider{};
   provider.read_callback = read_response_body;
   int rv = nghttp2_submit_response(client_, s.id, nva.data(), nva.size(), end_stream ? nullptr : &provider);
   if (rv != 0)
-    spdlog::debug("conn {}: h2: relaying the response of stream {}: {}", session_->id_, s.id, nghttp2_strerror(rv));
+    spdlog::debug("conn {}: h2: relaying the response of stream {}: {}", conn_->id(), s.id, nghttp2_strerror(rv));
   if (s.filter) {
     if (auto deadline = s.filter->deadline()) {
-      asio::co_spawn(session_->executor_, after(shared_from_this(), *deadline, s.id, Timed::watch_deadline),
+      asio::co_spawn(conn_->executor(), after(shared_from_this(), *deadline, s.id, Timed::watch_deadline),
                      asio::detached);
     }
-    if (d.json_upstream) apply_watch_step(s, s.filter->on_start());
+    if (s.ex.json_upstream) apply_watch_step(s, s.filter->on_start());
   }
   kick_client();
 }
 
-int H2Connection::up_on_data_chunk(nghttp2_session* session, uint8_t, int32_t stream_id, const uint8_t* data,
+int Http2Session::up_on_data_chunk(nghttp2_session* session, uint8_t, int32_t stream_id, const uint8_t* data,
                                    size_t len, void* user) {
   auto* up = static_cast<Upstream*>(user);
   auto* self = up->conn;
   Stream* s = self->find_upstream(*up, stream_id);
   H2_GUARD_BEGIN
-  if (!s || s->ex.disposition.discard_response || s->end != WatchFilter::End::none || !s->responded) {
+  if (!s || s->discarding || s->end != WatchFilter::End::none || !s->responded) {
     nghttp2_session_consume(session, stream_id, len);
     return 0;
   }
   s->down_unconsumed += len;
-  if (s->filter && s->ex.disposition.json_upstream) {
+  if (s->filter && s->ex.json_upstream) {
     for (auto& event : s->splitter.feed(view(data, len))) {
       if (s->end == WatchFilter::End::none) self->apply_watch_step(*s, s->filter->on_event(event));
     }
@@ -1357,7 +1387,7 @@ int H2Connection::up_on_data_chunk(nghttp2_session* session, uint8_t, int32_t st
   return 0;
 }
 
-void H2Connection::apply_watch_step(Stream& s, WatchFilter::Step step) {
+void Http2Session::apply_watch_step(Stream& s, WatchFilter::Step step) {
   for (auto& event : step.emit) s.down_buf += event;
   if (step.end == WatchFilter::End::none) return;
   s.end = step.end;
@@ -1373,7 +1403,7 @@ void H2Connection::apply_watch_step(Stream& s, WatchFilter::Step step) {
   kick_client();
 }
 
-int H2Connection::up_on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t error_code, void* user) {
+int Http2Session::up_on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t error_code, void* user) {
   auto* up = static_cast<Upstream*>(user);
   auto* self = up->conn;
   Stream* s = self->find_upstream(*up, stream_id);
@@ -1386,23 +1416,14 @@ int H2Connection::up_on_stream_close(nghttp2_session*, int32_t stream_id, uint32
 }
 
 // The upstream stream ended (END_STREAM, RST_STREAM, GOAWAY, the connection lost).
-void H2Connection::upstream_stream_closed(Stream& s, uint32_t error_code) {
+void Http2Session::upstream_stream_closed(Stream& s, uint32_t error_code) {
   if (s.up_closed) return;
   s.up_closed = true;
   if (s.up) s.up->to_client.erase(s.up_id);
   if (s.end != WatchFilter::End::none) return;  // a watch filter ended the stream already
-  Disposition& d = s.ex.disposition;
-  if (d.discard_response) {
-    // drop-response: the request was carried out upstream; now the client loses the answer.
-    if (d.hang) {
-      s.hanging = true;
-      if (d.hang_for) {
-        asio::co_spawn(session_->executor_, after(shared_from_this(), *d.hang_for, s.id, Timed::hang_over),
-                       asio::detached);
-      }
-    } else {
-      cut_stream(s, d.cut == Cut::none ? Cut::reset : d.cut);
-    }
+  if (s.discarding) {
+    // discard_response: the request was carried out upstream; the effects after it act now.
+    proceed(s);
     return;
   }
   if (s.down_eof && error_code == NGHTTP2_NO_ERROR) return;  // a complete response
@@ -1416,7 +1437,7 @@ void H2Connection::upstream_stream_closed(Stream& s, uint32_t error_code) {
   reset_stream(s, code);
 }
 
-void H2Connection::consume_upstream(Stream& s, std::size_t n) {
+void Http2Session::consume_upstream(Stream& s, std::size_t n) {
   if (n == 0) return;
   s.down_unconsumed -= n;
   if (s.up && s.up->session && !s.up->done) {
@@ -1430,9 +1451,9 @@ void H2Connection::consume_upstream(Stream& s, std::size_t n) {
 // writer's output (NGHTTP2_DATA_FLAG_NO_COPY, then send_response_body), not through a copy in
 // nghttp2's frame buffer first. The bytes leave down_buf only there: between the two callbacks the
 // writer may be waiting for a socket write while the upstream reader appends to down_buf.
-ssize_t H2Connection::read_response_body(nghttp2_session*, int32_t stream_id, uint8_t*, size_t length,
+ssize_t Http2Session::read_response_body(nghttp2_session*, int32_t stream_id, uint8_t*, size_t length,
                                          uint32_t* data_flags, nghttp2_data_source*, void* user) {
-  auto* self = static_cast<H2Connection*>(user);
+  auto* self = static_cast<Http2Session*>(user);
   Stream* s = self->find(stream_id);
   if (!s) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
   std::size_t n = std::min(length, s->down_size());
@@ -1452,9 +1473,9 @@ ssize_t H2Connection::read_response_body(nghttp2_session*, int32_t stream_id, ui
   return static_cast<ssize_t>(n);
 }
 
-int H2Connection::send_response_body(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
+int Http2Session::send_response_body(nghttp2_session*, nghttp2_frame* frame, const uint8_t* framehd, size_t length,
                                      nghttp2_data_source*, void* user) {
-  auto* self = static_cast<H2Connection*>(user);
+  auto* self = static_cast<Http2Session*>(user);
   Stream* s = self->find(frame->hd.stream_id);
   if (!s) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;  // the stream is gone: nothing was written
   if (length > s->down_size()) return NGHTTP2_ERR_CALLBACK_FAILURE;

@@ -36,17 +36,17 @@
 
 namespace faultline::proxy {
 
-class Session;
+class TlsConnection;
 
-class H2Connection : public std::enable_shared_from_this<H2Connection> {
+class Http2Session : public std::enable_shared_from_this<Http2Session> {
  public:
-  explicit H2Connection(std::shared_ptr<Session> session);
-  ~H2Connection();
-  H2Connection(const H2Connection&) = delete;
-  H2Connection& operator=(const H2Connection&) = delete;
+  explicit Http2Session(std::shared_ptr<TlsConnection> conn);
+  ~Http2Session();
+  Http2Session(const Http2Session&) = delete;
+  Http2Session& operator=(const Http2Session&) = delete;
 
   // Serves the connection until it ends (the client went away, GOAWAY, a cut).
-  static boost::asio::awaitable<void> run(std::shared_ptr<H2Connection> self);
+  static boost::asio::awaitable<void> run(std::shared_ptr<Http2Session> self);
   // The session cut the client connection (reset, outage): stop everything now.
   void cut();
   // Graceful stop: GOAWAY, watch streams are cut, other streams in flight finish.
@@ -81,11 +81,11 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   boost::asio::awaitable<void> client_reader();
   boost::asio::awaitable<void> client_writer();
   boost::asio::awaitable<void> watchdog();
-  static boost::asio::awaitable<void> run_upstream(std::shared_ptr<H2Connection> self, std::shared_ptr<Upstream> up);
+  static boost::asio::awaitable<void> run_upstream(std::shared_ptr<Http2Session> self, std::shared_ptr<Upstream> up);
   boost::asio::awaitable<std::string> connect_upstream(Upstream& up);
   boost::asio::awaitable<void> upstream_reader(std::shared_ptr<Upstream> up);
   boost::asio::awaitable<void> upstream_writer(std::shared_ptr<Upstream> up);
-  static boost::asio::awaitable<void> after(std::shared_ptr<H2Connection> self, std::chrono::milliseconds delay,
+  static boost::asio::awaitable<void> after(std::shared_ptr<Http2Session> self, std::chrono::milliseconds delay,
                                             int32_t stream_id, Timed what);
   boost::asio::awaitable<void> hold_while_stalled();
   boost::asio::awaitable<void> nap(std::chrono::milliseconds d);
@@ -94,9 +94,21 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   Stream* find_upstream(Upstream& up, int32_t up_id);
   void start_stream(Stream& s);
   void proceed(Stream& s);
+  // The effects of a fault (effects.hpp), each carried out here once, on the one stream or on the
+  // connection. True: go on with the next; false: the effect ended the request or continues it
+  // later (after a wait, once a discarded answer ended: proceed).
+  bool apply(Stream& s, effect::Answer& e);
+  bool apply(Stream& s, effect::CutOff& e);
+  bool apply(Stream& s, effect::Wait& e);
+  bool apply(Stream& s, effect::Hold& e);
+  bool apply(Stream& s, effect::DiscardResponse& e);
+  bool apply(Stream& s, effect::FilterWatch& e);
+  bool apply(Stream& s, effect::EnforceOutage& e);
+  bool apply(Stream& s, effect::EndConnection& e);
+  bool apply(Stream& s, effect::StallConnection& e);
   void forward(Stream& s);
   void refuse_for_http11(const std::vector<int32_t>& ids);
-  static boost::asio::awaitable<void> goaway_for_http11(std::shared_ptr<H2Connection> self);
+  static boost::asio::awaitable<void> goaway_for_http11(std::shared_ptr<Http2Session> self);
   void submit_upstream(Stream& s);
   void on_upstream_response(Stream& s, bool end_stream);
   void upstream_stream_closed(Stream& s, uint32_t error_code);
@@ -115,7 +127,7 @@ class H2Connection : public std::enable_shared_from_this<H2Connection> {
   void kick_upstream(Upstream& up);
   void close_all();
 
-  std::shared_ptr<Session> session_;
+  std::shared_ptr<TlsConnection> conn_;
   Server::Impl& server_;
   const ServerOptions& options_;
   nghttp2_session* client_ = nullptr;

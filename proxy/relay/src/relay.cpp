@@ -18,8 +18,10 @@
 #include <spdlog/spdlog.h>
 #include <sys/ioctl.h>
 
+#include "connection.hpp"
 #include "faultline/net/async.hpp"
 #include "faultline/net/tls.hpp"
+#include "faultline/net/tls_connect.hpp"
 #include "faultline/proxy/headers.hpp"
 #include "faultline/proxy/watch_stream.hpp"
 #include "session.hpp"
@@ -159,30 +161,24 @@ std::span<const asio::const_buffer> Http1Framing::next(const char* data, std::si
 
 // Opens the upstream connection. Returns what failed (resolving, connecting, the TLS handshake),
 // or nothing when the connection is up; the caller answers the client in the apiserver's place.
-asio::awaitable<std::optional<std::string>> Session::connect_upstream() {
+asio::awaitable<std::optional<std::string>> Http1Session::connect_upstream() {
   const auto& up = options_.upstream;
   upstream_ =
-      std::make_unique<Upstream>(executor_, server_->upstream_tls, kResponseHeaderLimit + options_.relay_buffer);
+      std::make_unique<Http1Upstream>(executor_, server_->upstream_tls, kResponseHeaderLimit + options_.relay_buffer);
   tcp::resolver resolver(executor_);
-  auto [rec, results] = co_await resolver.async_resolve(up.endpoint.host, std::to_string(up.endpoint.port), use_tuple);
-  if (rec) co_return unreachable("resolving " + up.endpoint.host, rec);
-  auto& tcp_layer = upstream_->stream;
-  tcp_layer.expires_after(options_.connect_timeout);  // TCP connect and TLS handshake together
-  auto [cec, ep] = co_await tcp_layer.async_connect(results, use_tuple);
-  if (cec) co_return unreachable("connecting", cec);
-  tcp_layer.socket().set_option(tcp::no_delay(true));
-  net::prepare_client_ssl(upstream_->stream.native_handle(), up.endpoint.host, !up.tls.insecure_skip_verify);
-  auto [hec] = co_await upstream_->stream.async_handshake(asio::ssl::stream_base::client, use_tuple);
-  if (hec) co_return unreachable("TLS handshake", hec);
+  // The deadline covers the TCP connect and the TLS handshake together.
+  const net::TlsConnectOptions connect{.verify_name = up.endpoint.host,
+                                       .verify = !up.tls.insecure_skip_verify,
+                                       .timeout = options_.connect_timeout,
+                                       .no_delay = true};
+  if (auto failure = co_await net::connect_tls(upstream_->stream, resolver, up.endpoint, connect)) {
+    close_upstream();
+    co_return failure->message();
+  }
   co_return std::nullopt;
 }
 
-std::optional<std::string> Session::unreachable(const std::string& step, const boost::system::error_code& ec) {
-  close_upstream();
-  return step + ": " + ec.message();
-}
-
-void Session::prepare_upstream_request(Exchange& ex) {
+void Http1Session::prepare_upstream_request(Exchange& ex) {
   auto& req = ex.parser.get();
   const auto& up = options_.upstream;
   strip_hop_by_hop(req.base(), wants_upgrade(req));
@@ -195,12 +191,12 @@ void Session::prepare_upstream_request(Exchange& ex) {
     req.set(http::field::authorization, "Bearer " + up.fallback_token->current());
   }
   if (ex.expects_continue) req.erase(http::field::expect);
-  if (ex.disposition.json_upstream && req.count(http::field::accept) > 0) {
+  if (ex.json_upstream && req.count(http::field::accept) > 0) {
     req.set(http::field::accept, accept_json_instead_of_protobuf(req[http::field::accept]));
   }
 }
 
-asio::awaitable<bool> Session::send_request(Exchange& ex) {
+asio::awaitable<bool> Http1Session::send_request(Exchange& ex) {
   auto& req = ex.parser.get();
   // A request sent again (relay_response) goes as it was prepared and serialized the first time.
   if (!ex.resent) {
@@ -222,14 +218,14 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
   // been sent yet, so one reconnect is safe.
   for (int attempt = 0;; ++attempt) {
     // The client connection was cut (an outage) while this request was on its way: never reconnect.
-    if (cut_) throw boost::system::system_error(asio::error::operation_aborted, "connection cut");
+    if (conn_.is_cut()) throw boost::system::system_error(asio::error::operation_aborted, "connection cut");
     if (!upstream_) {
       if (auto failure = co_await connect_upstream()) {
         ex.upstream_failure = std::move(*failure);
         co_return false;
       }
     }
-    if (blackholed()) co_await hold_while_blackholed();
+    if (conn_.blackholed()) co_await conn_.hold_while_blackholed();
     upstream_->stream.expires_after(options_.io_timeout);
     auto head = framing.next(nullptr, 0, true);
     const bool reused = upstream_->reused;
@@ -250,8 +246,8 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
   // is reachable: the client sends the body at once, and upstream never sends an interim response.
   if (ex.expects_continue) {
     http::response<http::empty_body> go_on{http::status::continue_, 11};
-    client_->expires_after(options_.io_timeout);
-    co_await http::async_write(*client_, go_on, asio::use_awaitable);
+    client_.expires_after(options_.io_timeout);
+    co_await http::async_write(client_, go_on, asio::use_awaitable);
   }
   upstream_->reused = true;
   if (framing.done()) co_return true;
@@ -263,8 +259,8 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
     if (!ex.parser.is_done()) {
       body.data = chunk.data();
       body.size = chunk.size();
-      client_->expires_after(options_.io_timeout);
-      auto [ec, n] = co_await http::async_read_some(*client_, client_buffer_, ex.parser, use_tuple);
+      client_.expires_after(options_.io_timeout);
+      auto [ec, n] = co_await http::async_read_some(client_, client_buffer_, ex.parser, use_tuple);
       if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec, "reading the request body");
       size = chunk.size() - body.size;
       ex.record.bytes_in += size;
@@ -272,7 +268,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
     }
     auto buffers = framing.next(chunk.data(), size, !ex.parser.is_done());
     if (buffers.empty()) continue;
-    if (blackholed()) co_await hold_while_blackholed();
+    if (conn_.blackholed()) co_await conn_.hold_while_blackholed();
     upstream_->stream.expires_after(options_.io_timeout);
     auto [ec, n] = co_await net::write_all(upstream_->stream, buffers);
     if (ec) throw boost::system::system_error(ec, "sending the request body upstream");
@@ -280,7 +276,7 @@ asio::awaitable<bool> Session::send_request(Exchange& ex) {
   co_return true;
 }
 
-asio::awaitable<bool> Session::relay_response(Exchange& ex) {
+asio::awaitable<bool> Http1Session::relay_response(Exchange& ex) {
   auto sent = std::chrono::steady_clock::now();
   reserve_upstream_reads();
   std::optional<ResponseParser> final_response;
@@ -343,8 +339,8 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
   bool until_eof = !upgrade && !parser.is_done() && parser.need_eof();
   if (until_eof) ex.client_keep_alive = false;
 
-  WatchFilter* filter = ex.disposition.watch_filter.get();
-  if (filter && ex.disposition.json_upstream && (!parser.chunked() || !is_json_content_type(parser.content_type()))) {
+  WatchFilter* filter = ex.watch_filter.get();
+  if (filter && ex.json_upstream && (!parser.chunked() || !is_json_content_type(parser.content_type()))) {
     spdlog::error("conn {}: rule '{}' ({}) cannot act: the watch response is not chunked JSON (Content-Type '{}')", id_,
                   ex.plan.rule, ex.record.action.value_or(""), parser.content_type());
     filter = nullptr;
@@ -361,13 +357,13 @@ asio::awaitable<bool> Session::relay_response(Exchange& ex) {
 // Writes the response header and then the body as it arrives. With a watch filter, the body is cut
 // into events and the filter decides what the client gets. Returns false when the client
 // connection must not carry another request.
-asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex, WatchFilter* filter) {
+asio::awaitable<bool> Http1Session::stream_body(ResponseParser& parser, Exchange& ex, WatchFilter* filter) {
   const int status = parser.status();
   const bool upgrade = parser.upgrade();
   // The body is framed as the upstream's was: chunked stays chunked (re-chunked piece by piece),
   // a length stays that length; a 101, a HEAD answer, 204 and 304 have none.
   const bool has_body = !upgrade && !parser.is_done();
-  const bool keep_alive = ex.client_keep_alive && !draining_;
+  const bool keep_alive = ex.client_keep_alive && !conn_.draining();
   Http1Framing framing(parser.finish_head(keep_alive), parser.chunked(), has_body);
   bool streaming = ex.request.info.is_watch();
   // When the first body bytes came in together with the header (a small GET, the start of a
@@ -382,7 +378,7 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
     if (server_->observer) server_->observer->watch_opened();
   }
   struct WatchGuard {
-    Session* s;
+    Http1Session* s;
     bool on;
     ~WatchGuard() {
       if (on && s->server_->observer) s->server_->observer->watch_closed();
@@ -399,7 +395,7 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
     for (auto& event : step.emit) out += event;
     end = step.end;
   };
-  if (filter && ex.disposition.json_upstream) apply(filter->on_start());
+  if (filter && ex.json_upstream) apply(filter->on_start());
 
   parser.eager(false);  // one piece per put: each is written before the buffer is read into again
   while (end == WatchFilter::End::none && !parser.is_done()) {
@@ -415,7 +411,7 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
     if (ec) throw boost::system::system_error(ec, "reading the upstream body");
     // Without a filter the bytes go out from where they were read.
     std::string_view piece = parser.take_body();
-    if (filter && ex.disposition.json_upstream) {
+    if (filter && ex.json_upstream) {
       for (auto& event : splitter.feed(piece)) {
         if (end == WatchFilter::End::none) apply(filter->on_event(event));
       }
@@ -431,7 +427,7 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
   if (end == WatchFilter::End::reset) {
     if (!out.empty()) co_await write_body_piece(framing, status, out.data(), out.size(), true, ex);
     co_await wait_for_send_queue();  // a RST discards unsent data: let the last events leave first
-    cut_now(Cut::reset);
+    conn_.cut_now(Cut::reset);
     co_return false;
   }
   if (!framing.done()) co_await write_body_piece(framing, status, out.data(), out.size(), false, ex);
@@ -440,7 +436,7 @@ asio::awaitable<bool> Session::stream_body(ResponseParser& parser, Exchange& ex,
   co_return true;
 }
 
-asio::awaitable<Session::Parsed> Session::parse_body_piece(ResponseParser& parser) {
+asio::awaitable<Http1Session::Parsed> Http1Session::parse_body_piece(ResponseParser& parser) {
   auto& buffer = upstream_->buffer;
   for (;;) {
     if (buffer.size() > 0) {
@@ -450,7 +446,7 @@ asio::awaitable<Session::Parsed> Session::parse_body_piece(ResponseParser& parse
       buffer.consume(used);  // need_more: no piece came out of it
     }
     // As Beast's read_some: at least 512 bytes of room, at most the relay buffer size per read.
-    // The buffer is bounded (Upstream::buffer): a chunk-size line or a trailer section that does
+    // The buffer is bounded (Http1Upstream::buffer): a chunk-size line or a trailer section that does
     // not end within it is an error, not a reason to keep reading (Beast puts no limit on either).
     const std::size_t room = beast::read_size(buffer, options_.relay_buffer);
     if (room == 0) co_return Parsed{http::error::buffer_overflow, 0};
@@ -467,19 +463,19 @@ asio::awaitable<Session::Parsed> Session::parse_body_piece(ResponseParser& parse
   }
 }
 
-asio::awaitable<void> Session::write_body_piece(Http1Framing& framing, int status, const char* data, std::size_t size,
-                                                bool more, Exchange& ex) {
+asio::awaitable<void> Http1Session::write_body_piece(Http1Framing& framing, int status, const char* data,
+                                                     std::size_t size, bool more, Exchange& ex) {
   auto buffers = framing.next(data, size, more);
   if (buffers.empty()) co_return;
-  if (blackholed()) co_await hold_while_blackholed();
-  client_->expires_after(options_.io_timeout);
-  auto [ec, n] = co_await net::write_all(*client_, buffers);
+  if (conn_.blackholed()) co_await conn_.hold_while_blackholed();
+  client_.expires_after(options_.io_timeout);
+  auto [ec, n] = co_await net::write_all(client_, buffers);
   if (ec) throw boost::system::system_error(ec, "writing the response");
   ex.record.status = status;  // the header went out (with the first piece, or before it)
   ex.record.bytes_out += size;
 }
 
-asio::awaitable<void> Session::discard_response(ResponseParser& parser, Exchange& ex) {
+asio::awaitable<void> Http1Session::discard_response(ResponseParser& parser, Exchange& ex) {
   parser.body_limit(boost::none);
   parser.header_limit(kResponseHeaderLimit);
   reserve_upstream_reads();
@@ -497,32 +493,32 @@ asio::awaitable<void> Session::discard_response(ResponseParser& parser, Exchange
   if (!parser.keep_alive()) close_upstream();
 }
 
-asio::awaitable<void> Session::wait_for_send_queue() {
-  int fd = client_socket().native_handle();
+asio::awaitable<void> Http1Session::wait_for_send_queue() {
+  int fd = conn_.socket().native_handle();
   for (int i = 0; i < 100; ++i) {
     int unsent = 0;
     if (::ioctl(fd, SIOCOUTQ, &unsent) != 0 || unsent == 0) break;
-    co_await sleep(std::chrono::milliseconds(5));
+    co_await conn_.sleep(std::chrono::milliseconds(5));
   }
 }
 
 // After a 101: bytes flow both ways untouched until either side closes; then both are closed.
-asio::awaitable<void> Session::tunnel() {
+asio::awaitable<void> Http1Session::tunnel() {
   state_ = State::streaming;
-  client_->expires_never();
+  client_.expires_never();
   upstream_->stream.expires_never();
-  asio::co_spawn(executor_, pump(shared_from_this(), true), asio::detached);
-  co_await pump(shared_from_this(), false);
+  asio::co_spawn(executor_, pump(conn_.shared_from_this(), this, true), asio::detached);
+  co_await pump(conn_.shared_from_this(), this, false);
 }
 
-asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_to_upstream) {
+asio::awaitable<void> Http1Session::pump(std::shared_ptr<TlsConnection>, Http1Session* self, bool client_to_upstream) {
   // Bytes already read past the HTTP header belong to the tunnel.
   beast::flat_buffer& leftover = client_to_upstream ? self->client_buffer_ : self->upstream_->buffer;
   RelayBuffer& chunk = client_to_upstream ? self->up_chunk() : self->down_chunk();
   auto write_to = [&](auto buffers) -> asio::awaitable<boost::system::error_code> {
-    if (self->blackholed()) co_await self->hold_while_blackholed();
-    if (self->cut_ || !self->upstream_) co_return asio::error::operation_aborted;
-    auto& to = client_to_upstream ? self->upstream_->stream : *self->client_;
+    if (self->conn_.blackholed()) co_await self->conn_.hold_while_blackholed();
+    if (self->conn_.is_cut() || !self->upstream_) co_return asio::error::operation_aborted;
+    auto& to = client_to_upstream ? self->upstream_->stream : self->client_;
     auto [ec, n] = co_await net::write_all(to, buffers);
     co_return ec;
   };
@@ -530,19 +526,19 @@ asio::awaitable<void> Session::pump(std::shared_ptr<Session> self, bool client_t
     auto ec = co_await write_to(leftover.data());
     leftover.consume(leftover.size());
     if (ec) {
-      self->cut_now(Cut::close);
+      self->conn_.cut_now(Cut::close);
       co_return;
     }
   }
   for (;;) {
-    if (self->cut_ || !self->upstream_) break;
+    if (self->conn_.is_cut() || !self->upstream_) break;
     auto [ec, n] = client_to_upstream
-                       ? co_await self->client_->async_read_some(asio::buffer(chunk), use_tuple)
+                       ? co_await self->client_.async_read_some(asio::buffer(chunk), use_tuple)
                        : co_await self->upstream_->stream.async_read_some(asio::buffer(chunk), use_tuple);
     if (ec) break;
     if (co_await write_to(asio::buffer(chunk.data(), n))) break;
   }
-  self->cut_now(Cut::close);
+  self->conn_.cut_now(Cut::close);
 }
 
 }  // namespace faultline::proxy

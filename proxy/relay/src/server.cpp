@@ -18,11 +18,11 @@
 #include <cstdio>
 #include <mutex>
 
+#include "connection.hpp"
 #include "faultline/net/accept_failures.hpp"
 #include "faultline/net/async.hpp"
 #include "faultline/net/error_text.hpp"
 #include "server_impl.hpp"
-#include "session.hpp"
 
 namespace faultline::proxy {
 namespace {
@@ -105,7 +105,7 @@ asio::awaitable<void> accept_loop(std::shared_ptr<Server::Impl> impl) {
     impl->probe_upstream_if_due();
     boost::system::error_code nec;
     socket.set_option(tcp::no_delay(true), nec);
-    auto session = std::make_shared<Session>(impl, std::move(socket), impl->next_conn++);
+    auto session = std::make_shared<TlsConnection>(impl, std::move(socket), impl->next_conn++);
     {
       std::lock_guard lock(impl->mutex);
       impl->sessions.emplace(session.get(), session);
@@ -170,16 +170,16 @@ void Server::Impl::schedule_reopen(faults::Clock::duration after) {
   });
 }
 
-std::list<std::shared_ptr<Session>> Server::Impl::live_sessions() {
-  std::list<std::shared_ptr<Session>> out;
+std::list<std::shared_ptr<TlsConnection>> Server::Impl::live_sessions() {
+  std::list<std::shared_ptr<TlsConnection>> out;
   std::lock_guard lock(mutex);
   for (auto& [raw, weak] : sessions) {
     if (auto s = weak.lock()) out.push_back(std::move(s));
   }
-  return out;  // released by the caller, outside the mutex (a release may run ~Session -> forget)
+  return out;  // released by the caller, outside the mutex (a release may run ~TlsConnection -> forget)
 }
 
-void Server::Impl::forget(const Session* session) {
+void Server::Impl::forget(const TlsConnection* session) {
   std::lock_guard lock(mutex);
   // By address, never by locking the weak pointers: a shared_ptr made here could become a
   // session's last owner and run its destructor, which calls forget() again, under this mutex.

@@ -15,12 +15,12 @@
 #include <optional>
 #include <unordered_map>
 
-#include "faultline/proxy/disposition.hpp"
+#include "faultline/proxy/effects.hpp"
 #include "faultline/proxy/server.hpp"
 
 namespace faultline::proxy {
 
-class Session;
+class TlsConnection;
 
 struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   Impl(boost::asio::io_context& ioc, ServerOptions options, faults::Engine& engine, const faults::Clock& clock,
@@ -53,7 +53,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
 
   // Live sessions and outage bookkeeping.
   mutable std::mutex mutex;
-  std::unordered_map<const Session*, std::weak_ptr<Session>> sessions;  // removed by ~Session
+  std::unordered_map<const TlsConnection*, std::weak_ptr<TlsConnection>> sessions;  // removed by ~TlsConnection
   std::optional<faults::Clock::time_point> enforced_until;
   bool listener_refused = false;
   bool trim_scheduled = false;
@@ -85,7 +85,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   void close_listener();
   void schedule_reopen(faults::Clock::duration after);
   void enforce_outage();
-  void forget(const Session* session);
+  void forget(const TlsConnection* session);
   bool at_connection_limit() const;
   void schedule_trim();
   // What the upstream's ALPN selected on a connection offering h2 and http/1.1 ("" for none):
@@ -97,7 +97,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   // upstream did not answer yet) and every 10 s while it is http/1.1 only (it may gain h2).
   void probe_upstream_if_due();
   void sample_memory();  // on listener_strand, every options.memory_sample_interval until stop
-  std::list<std::shared_ptr<Session>> live_sessions();
+  std::list<std::shared_ptr<TlsConnection>> live_sessions();
   void stop(std::chrono::milliseconds drain);
 };
 

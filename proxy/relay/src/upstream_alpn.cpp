@@ -16,6 +16,7 @@
 
 #include "faultline/net/async.hpp"
 #include "faultline/net/tls.hpp"
+#include "faultline/net/tls_connect.hpp"
 #include "faultline/net/tls_stream.hpp"
 #include "server_impl.hpp"
 
@@ -51,41 +52,28 @@ asio::awaitable<std::optional<std::string>> ask_upstream(std::shared_ptr<Server:
   const auto& target = impl->options.upstream;
   auto executor = co_await asio::this_coro::executor;
   tcp::resolver resolver(executor);
+  net::TlsStream stream(executor, impl->upstream_tls_h2);
   std::optional<CancelHook> hook;
-  hook.emplace(*impl, [&resolver] { resolver.cancel(); });
+  hook.emplace(*impl, [&resolver, &stream] {
+    resolver.cancel();
+    boost::system::error_code ec;
+    stream.socket().close(ec);
+  });
   if (impl->stopping) co_return std::nullopt;
-  auto [rec, results] =
-      co_await resolver.async_resolve(target.endpoint.host, std::to_string(target.endpoint.port), use_tuple);
-  std::string failure;
-  if (rec) {
-    failure = "resolving " + target.endpoint.host + ": " + rec.message();
-  } else {
-    net::TlsStream stream(executor, impl->upstream_tls_h2);
-    hook.reset();
-    hook.emplace(*impl, [&stream] {
-      boost::system::error_code ec;
-      stream.socket().close(ec);
-    });
-    stream.expires_after(impl->options.connect_timeout);
-    auto [cec, ep] = co_await stream.async_connect(results, use_tuple);
-    if (cec) {
-      hook.reset();  // before `stream` ends
-      failure = "connecting: " + cec.message();
-    } else {
-      net::prepare_client_ssl(stream.native_handle(), target.endpoint.host, !target.tls.insecure_skip_verify);
-      auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, use_tuple);
-      hook.reset();  // before `stream` ends
-      if (!hec) {
-        std::string alpn = net::alpn_selected(stream.native_handle());
-        boost::system::error_code ec;
-        stream.socket().close(ec);  // no request: the upstream sees a connection that ended
-        co_return alpn;
-      }
-      failure = "TLS handshake: " + hec.message();
-    }
+  // The deadline covers the TCP connect and the TLS handshake together.
+  const net::TlsConnectOptions connect{.verify_name = target.endpoint.host,
+                                       .verify = !target.tls.insecure_skip_verify,
+                                       .timeout = impl->options.connect_timeout};
+  auto failure = co_await net::connect_tls(stream, resolver, target.endpoint, connect);
+  hook.reset();  // before `stream` and `resolver` end
+  if (failure) {
+    spdlog::debug("asking upstream {} for its protocol (ALPN): {}", target.endpoint.to_string(), failure->message());
+    co_return std::nullopt;
   }
-  spdlog::debug("asking upstream {} for its protocol (ALPN): {}", target.endpoint.to_string(), failure);
-  co_return std::nullopt;
+  std::string alpn = net::alpn_selected(stream.native_handle());
+  boost::system::error_code ec;
+  stream.socket().close(ec);  // no request: the upstream sees a connection that ended
+  co_return alpn;
 }
 
 asio::awaitable<void> probe(std::shared_ptr<Server::Impl> impl) {

@@ -1,5 +1,5 @@
-// Each fault action's Disposition: what the relay will do for a plan carrying it.
-#include "faultline/proxy/disposition.hpp"
+// Each fault action's effects: what the relay will do for a plan carrying it.
+#include "faultline/proxy/effects.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -29,75 +29,147 @@ std::string event(const std::string& type, const std::string& name) {
          R"(","deletionTimestamp":"2026-01-01T00:00:00Z"}}})" + "\n";
 }
 
-TEST(Dispose, NoActionForwardsUntouched) {
-  Disposition d = dispose(faults::Plan{});
-  EXPECT_TRUE(d.forward);
-  EXPECT_FALSE(d.respond);
-  EXPECT_EQ(d.cut, Cut::none);
-  EXPECT_FALSE(d.hang);
-  EXPECT_FALSE(d.watch_filter);
-  EXPECT_FALSE(d.json_upstream);
+// The one effect of `effects`, of type E (fails the test otherwise).
+template <class E>
+E& only(Effects& effects) {
+  EXPECT_EQ(effects.size(), 1u);
+  EXPECT_TRUE(!effects.empty() && std::holds_alternative<E>(effects.front()));
+  return std::get<E>(effects.at(0));
 }
 
-TEST(Dispose, RespondAnswersWithTheRenderedStatus) {
+// The watch filter of a watch action's effects (its one effect).
+effect::FilterWatch& watch_of(Effects& effects) {
+  auto& watch = only<effect::FilterWatch>(effects);
+  EXPECT_TRUE(watch.filter);
+  return watch;
+}
+
+TEST(Effects, NoActionForwardsUntouched) {
+  Effects e = effects_of(faults::Plan{});
+  EXPECT_THAT(e, IsEmpty());
+  EXPECT_TRUE(forwards(e));
+}
+
+TEST(Effects, RespondAnswersWithTheRenderedStatus) {
   fa::Respond respond;
   respond.code = 429;
   faults::Plan plan = plan_with(respond);
   plan.response = respond.render(faults::classify("POST", "/api/v1/namespaces/d/pods/p/binding"));
-  Disposition d = dispose(plan);
-  EXPECT_FALSE(d.forward);
-  ASSERT_TRUE(d.respond);
-  EXPECT_EQ(d.respond->code, 429);
-  EXPECT_THAT(d.respond->body, HasSubstr(R"("kind":"Status")"));
-  EXPECT_THROW(dispose(plan_with(respond)), std::logic_error);  // a plan without its rendering
+  Effects e = effects_of(plan);
+  EXPECT_FALSE(forwards(e));
+  auto& answer = only<effect::Answer>(e);
+  EXPECT_EQ(answer.response.code, 429);
+  EXPECT_THAT(answer.response.body, HasSubstr(R"("kind":"Status")"));
+  EXPECT_THROW(effects_of(plan_with(respond)), std::logic_error);  // a plan without its rendering
 }
 
-TEST(Dispose, ResetCloseDelayHang) {
-  EXPECT_EQ(dispose(plan_with(fa::Reset{})).cut, Cut::reset);
-  EXPECT_FALSE(dispose(plan_with(fa::Reset{})).forward);
-  EXPECT_EQ(dispose(plan_with(fa::Close{})).cut, Cut::close);
+TEST(Effects, ResetCloseDelayHang) {
+  Effects reset = effects_of(plan_with(fa::Reset{}));
+  EXPECT_EQ(only<effect::CutOff>(reset).how, Cut::reset);
+  EXPECT_FALSE(forwards(reset));
+  Effects close = effects_of(plan_with(fa::Close{}));
+  EXPECT_EQ(only<effect::CutOff>(close).how, Cut::close);
+  EXPECT_FALSE(forwards(close));
   faults::Plan delayed = plan_with(fa::Delay{500ms, 100ms});
   delayed.delay = 540ms;
-  Disposition d = dispose(delayed);
-  EXPECT_EQ(d.wait_before, 540ms);
-  EXPECT_TRUE(d.forward);
-  Disposition h = dispose(plan_with(fa::Hang{2s}));
-  EXPECT_TRUE(h.hang);
-  EXPECT_EQ(h.hang_for, 2s);
-  EXPECT_FALSE(h.forward);
+  Effects d = effects_of(delayed);
+  EXPECT_EQ(only<effect::Wait>(d).duration, 540ms);
+  EXPECT_TRUE(forwards(d));
+  Effects h = effects_of(plan_with(fa::Hang{2s}));
+  EXPECT_EQ(only<effect::Hold>(h).limit, 2s);
+  EXPECT_FALSE(forwards(h));
+  Effects forever = effects_of(plan_with(fa::Hang{}));
+  EXPECT_EQ(only<effect::Hold>(forever).limit, std::nullopt);
 }
 
-TEST(Dispose, DropResponseForwardsThenLosesTheAnswer) {
-  for (auto [then, cut, hang] : {std::tuple{fa::DropResponse::Then::reset, Cut::reset, false},
-                                 std::tuple{fa::DropResponse::Then::close, Cut::close, false},
-                                 std::tuple{fa::DropResponse::Then::hang, Cut::none, true}}) {
-    Disposition d = dispose(plan_with(fa::DropResponse{then}));
-    EXPECT_TRUE(d.forward);
-    EXPECT_TRUE(d.discard_response);
-    EXPECT_EQ(d.cut, cut);
-    EXPECT_EQ(d.hang, hang);
+TEST(Effects, DropResponseForwardsThenLosesTheAnswer) {
+  for (auto [then, cut] :
+       {std::tuple{fa::DropResponse::Then::reset, Cut::reset}, std::tuple{fa::DropResponse::Then::close, Cut::close},
+        std::tuple{fa::DropResponse::Then::hang, Cut::none}}) {
+    Effects e = effects_of(plan_with(fa::DropResponse{then}));
+    EXPECT_TRUE(forwards(e));
+    ASSERT_EQ(e.size(), 2u);
+    EXPECT_TRUE(std::holds_alternative<effect::DiscardResponse>(e[0]));
+    if (cut == Cut::none) {
+      ASSERT_TRUE(std::holds_alternative<effect::Hold>(e[1]));
+      EXPECT_EQ(std::get<effect::Hold>(e[1]).limit, std::nullopt);  // until the client gives up
+    } else {
+      ASSERT_TRUE(std::holds_alternative<effect::CutOff>(e[1]));
+      EXPECT_EQ(std::get<effect::CutOff>(e[1]).how, cut);
+    }
   }
 }
 
-TEST(Dispose, OutageResetsOrHoldsAndTellsTheServer) {
-  Disposition reset = dispose(plan_with(fa::Outage{fa::Outage::Mode::reset, 10s}));
-  EXPECT_EQ(reset.outage, fa::Outage::Mode::reset);
-  EXPECT_EQ(reset.outage_for, 10s);
-  EXPECT_EQ(reset.cut, Cut::reset);
-  EXPECT_FALSE(reset.forward);
-  Disposition blackhole = dispose(plan_with(fa::Outage{fa::Outage::Mode::blackhole, 3s}));
-  EXPECT_TRUE(blackhole.hang);
-  EXPECT_EQ(blackhole.hang_for, 3s);
-  EXPECT_EQ(dispose(plan_with(fa::Outage{fa::Outage::Mode::refuse, 1s})).cut, Cut::reset);
+TEST(Effects, OutageResetsOrHoldsAndTellsTheServer) {
+  Effects reset = effects_of(plan_with(fa::Outage{fa::Outage::Mode::reset, 10s}));
+  EXPECT_FALSE(forwards(reset));
+  ASSERT_EQ(reset.size(), 2u);
+  ASSERT_TRUE(std::holds_alternative<effect::EnforceOutage>(reset[0]));
+  EXPECT_EQ(std::get<effect::EnforceOutage>(reset[0]).mode, fa::Outage::Mode::reset);
+  EXPECT_EQ(std::get<effect::EnforceOutage>(reset[0]).duration, 10s);
+  ASSERT_TRUE(std::holds_alternative<effect::CutOff>(reset[1]));
+  EXPECT_EQ(std::get<effect::CutOff>(reset[1]).how, Cut::reset);
+
+  Effects blackhole = effects_of(plan_with(fa::Outage{fa::Outage::Mode::blackhole, 3s}));
+  EXPECT_FALSE(forwards(blackhole));
+  ASSERT_EQ(blackhole.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<effect::EnforceOutage>(blackhole[0]));
+  ASSERT_TRUE(std::holds_alternative<effect::Hold>(blackhole[1]));
+  EXPECT_EQ(std::get<effect::Hold>(blackhole[1]).limit, 3s);
+
+  Effects refuse = effects_of(plan_with(fa::Outage{fa::Outage::Mode::refuse, 1s}));
+  ASSERT_EQ(refuse.size(), 2u);
+  EXPECT_EQ(std::get<effect::EnforceOutage>(refuse[0]).mode, fa::Outage::Mode::refuse);
+  ASSERT_TRUE(std::holds_alternative<effect::CutOff>(refuse[1]));
+  EXPECT_EQ(std::get<effect::CutOff>(refuse[1]).how, Cut::reset);
+}
+
+TEST(Effects, GoAwayEndsTheConnectionGracefullyOrAtOnce) {
+  fa::GoAway graceful;
+  Effects g = effects_of(plan_with(graceful));
+  auto& end = only<effect::EndConnection>(g);
+  EXPECT_TRUE(end.graceful);
+  EXPECT_EQ(end.error_code, 0u);
+  EXPECT_TRUE(forwards(g));  // this request still goes upstream
+
+  fa::GoAway abrupt;
+  abrupt.mode = fa::GoAway::Mode::abrupt;
+  abrupt.error_code = 0x2;  // INTERNAL_ERROR
+  Effects a = effects_of(plan_with(abrupt));
+  auto& cut = only<effect::EndConnection>(a);
+  EXPECT_FALSE(cut.graceful);
+  EXPECT_EQ(cut.error_code, 0x2u);
+  EXPECT_FALSE(forwards(a));  // the connection ends with this request unanswered
+}
+
+TEST(Effects, StallHoldsTheConnectionThenForwards) {
+  fa::Stall stall;
+  stall.duration = 1500ms;
+  Effects s = effects_of(plan_with(stall));
+  EXPECT_EQ(only<effect::StallConnection>(s).duration, 1500ms);
+  EXPECT_TRUE(forwards(s));
+}
+
+TEST(Effects, TheFirstEffectThatDecidesDecidesForwarding) {
+  Effects e;
+  e.emplace_back(effect::Wait{1ms});
+  e.emplace_back(effect::EndConnection{true, 0});
+  EXPECT_TRUE(forwards(e));
+  e.emplace_back(effect::Hold{});
+  EXPECT_FALSE(forwards(e));
+  e.insert(e.begin(), effect::DiscardResponse{});
+  EXPECT_TRUE(forwards(e));
 }
 
 TEST(WatchGone, RelaysNEventsThenA410ErrorAndEndsCleanly) {
   fa::WatchGone gone;
   gone.after_events = 2;
-  Disposition d = dispose(plan_with(gone));
-  ASSERT_TRUE(d.watch_filter);
-  EXPECT_TRUE(d.json_upstream);
-  auto& f = *d.watch_filter;
+  Effects e = effects_of(plan_with(gone));
+  EXPECT_TRUE(forwards(e));
+  auto& w = watch_of(e);
+  ASSERT_TRUE(w.filter);
+  EXPECT_TRUE(w.json_upstream);
+  auto& f = *w.filter;
   EXPECT_THAT(f.on_start().emit, IsEmpty());
   auto first = f.on_event(event("ADDED", "a"));
   EXPECT_THAT(first.emit, ElementsAre(event("ADDED", "a")));
@@ -114,8 +186,8 @@ TEST(WatchGone, RelaysNEventsThenA410ErrorAndEndsCleanly) {
 }
 
 TEST(WatchGone, AfterZeroEventsActsBeforeTheFirst) {
-  Disposition d = dispose(plan_with(fa::WatchGone{}));
-  auto start = d.watch_filter->on_start();
+  Effects e = effects_of(plan_with(fa::WatchGone{}));
+  auto start = watch_of(e).filter->on_start();
   ASSERT_EQ(start.emit.size(), 1u);
   EXPECT_EQ(watch_event_type(start.emit[0]), "ERROR");
   EXPECT_EQ(start.end, End::clean);
@@ -124,28 +196,30 @@ TEST(WatchGone, AfterZeroEventsActsBeforeTheFirst) {
 TEST(WatchReset, CutsAfterNEventsOrAtTheDeadline) {
   fa::WatchReset by_count;
   by_count.after_events = 1;
-  Disposition d = dispose(plan_with(by_count));
+  Effects e = effects_of(plan_with(by_count));
+  auto& d = watch_of(e);
   EXPECT_TRUE(d.json_upstream);
-  auto step = d.watch_filter->on_event(event("ADDED", "a"));
+  auto step = d.filter->on_event(event("ADDED", "a"));
   EXPECT_THAT(step.emit, ElementsAre(event("ADDED", "a")));
   EXPECT_EQ(step.end, End::reset);
-  EXPECT_TRUE(d.watch_filter->acted());
+  EXPECT_TRUE(d.filter->acted());
 
   fa::WatchReset by_time;
   by_time.after = 3s;
   by_time.mode = fa::WatchReset::Mode::close;
-  Disposition t = dispose(plan_with(by_time));
+  Effects et = effects_of(plan_with(by_time));
+  auto& t = watch_of(et);
   EXPECT_FALSE(t.json_upstream);  // a timed cut needs no framing
-  EXPECT_EQ(t.watch_filter->deadline(), 3s);
-  EXPECT_EQ(t.watch_filter->at_deadline(), End::clean);
-  EXPECT_EQ(t.watch_filter->on_event(event("ADDED", "a")).end, End::none);
+  EXPECT_EQ(t.filter->deadline(), 3s);
+  EXPECT_EQ(t.filter->at_deadline(), End::clean);
+  EXPECT_EQ(t.filter->on_event(event("ADDED", "a")).end, End::none);
 }
 
 TEST(WatchInject, DeletedCopyOfTheLastObjectWithoutDeletionTimestamp) {
   fa::WatchInject inject;
   inject.after_events = 2;
-  Disposition d = dispose(plan_with(inject));
-  auto& f = *d.watch_filter;
+  Effects e = effects_of(plan_with(inject));
+  auto& f = *watch_of(e).filter;
   EXPECT_THAT(f.on_event(event("ADDED", "a")).emit, ElementsAre(event("ADDED", "a")));
   auto step = f.on_event(event("MODIFIED", "b"));
   ASSERT_EQ(step.emit.size(), 2u);
@@ -164,8 +238,8 @@ TEST(WatchInject, WithNothingToInjectGivesUpOnceAndRelaysTheStreamUntouched) {
   // does not fire later either, once objects have been seen.
   fa::WatchInject inject;
   inject.after_events = 0;
-  Disposition d = dispose(plan_with(inject));
-  auto& f = *d.watch_filter;
+  Effects e = effects_of(plan_with(inject));
+  auto& f = *watch_of(e).filter;
   EXPECT_THAT(f.on_start().emit, IsEmpty());
   EXPECT_FALSE(f.acted());
   EXPECT_THAT(f.on_event(event("ADDED", "a")).emit, ElementsAre(event("ADDED", "a")));
@@ -178,8 +252,8 @@ TEST(WatchDrop, DropsOnlyTheListedTypesUpToCount) {
   drop.events = {"DELETED"};
   drop.after_events = 1;
   drop.count = 1;
-  Disposition d = dispose(plan_with(drop));
-  auto& f = *d.watch_filter;
+  Effects e = effects_of(plan_with(drop));
+  auto& f = *watch_of(e).filter;
   EXPECT_THAT(f.on_event(event("DELETED", "first")).emit, ElementsAre(event("DELETED", "first")));  // after_events
   EXPECT_THAT(f.on_event(event("ADDED", "x")).emit, ElementsAre(event("ADDED", "x")));
   EXPECT_FALSE(f.acted());

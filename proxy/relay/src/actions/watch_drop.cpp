@@ -28,7 +28,8 @@ class WatchDropFilter final : public WatchFilter {
 
 }  // namespace
 
-Disposition carry_out(const faults::actions::WatchDrop& action, const faults::Plan&) {
+template <>
+Effects effects_of(const faults::actions::WatchDrop& action, const faults::Plan&) {
   return filter_watch(std::make_unique<WatchDropFilter>(action));
 }
 

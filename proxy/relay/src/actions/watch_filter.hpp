@@ -1,6 +1,6 @@
 #pragma once
-// What the watch actions (the fault actions with state, one file each in this folder) share, and
-// how dispose.cpp reaches them. Every other action is carried out in dispose.cpp itself.
+// What the watch actions (the fault actions with state, one file each in this folder) share: their
+// effect is a filter of the watch stream.
 
 #include <cstdint>
 #include <memory>
@@ -8,22 +8,13 @@
 #include <string_view>
 #include <utility>
 
-#include "faultline/proxy/disposition.hpp"
+#include "actions/effects_of.hpp"
 
 namespace faultline::proxy::actions {
 
-// One per watch action (proxy/relay/src/actions/<type>.cpp).
-Disposition carry_out(const faults::actions::WatchReset& action, const faults::Plan& plan);
-Disposition carry_out(const faults::actions::WatchGone& action, const faults::Plan& plan);
-Disposition carry_out(const faults::actions::WatchInject& action, const faults::Plan& plan);
-Disposition carry_out(const faults::actions::WatchDrop& action, const faults::Plan& plan);
-
 // Acts on the stream by `filter`; counting and changing events needs JSON framing upstream.
-inline Disposition filter_watch(std::unique_ptr<WatchFilter> filter, bool json_upstream = true) {
-  Disposition d;
-  d.watch_filter = std::move(filter);
-  d.json_upstream = json_upstream;
-  return d;
+inline Effects filter_watch(std::unique_ptr<WatchFilter> filter, bool json_upstream = true) {
+  return sequence(effect::FilterWatch{std::move(filter), json_upstream});
 }
 
 // A filter for `Action` that acts once, right after its `after_events`-th relayed event (before the

@@ -20,7 +20,8 @@ class WatchGoneFilter final : public ActAfterEvents<faults::actions::WatchGone> 
 
 }  // namespace
 
-Disposition carry_out(const faults::actions::WatchGone& action, const faults::Plan&) {
+template <>
+Effects effects_of(const faults::actions::WatchGone& action, const faults::Plan&) {
   return filter_watch(std::make_unique<WatchGoneFilter>(action));
 }
 

@@ -31,7 +31,8 @@ class WatchInjectFilter final : public ActAfterEvents<faults::actions::WatchInje
 
 }  // namespace
 
-Disposition carry_out(const faults::actions::WatchInject& action, const faults::Plan&) {
+template <>
+Effects effects_of(const faults::actions::WatchInject& action, const faults::Plan&) {
   return filter_watch(std::make_unique<WatchInjectFilter>(action));
 }
 

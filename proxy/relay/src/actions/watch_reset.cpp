@@ -22,7 +22,8 @@ class WatchResetFilter final : public ActAfterEvents<faults::actions::WatchReset
 
 }  // namespace
 
-Disposition carry_out(const faults::actions::WatchReset& action, const faults::Plan&) {
+template <>
+Effects effects_of(const faults::actions::WatchReset& action, const faults::Plan&) {
   // Counting events needs framing; a pure time-based cut does not.
   return filter_watch(std::make_unique<WatchResetFilter>(action), action.after_events.has_value());
 }
