@@ -1,6 +1,8 @@
 // Every fault action type the registry knows (faults::known_action_types()) has what the recipe
 // "Adding a fault action" of docs/development.md asks for, found by convention, not by a list:
 //  - unit tests: tests/unit/faults/actions/<name>_test.cpp, suite <Type>Action (faults_unit_tests);
+//  - its mapping to the relay's effects, proxy/relay/src/actions/<name>.cpp, and a test of suite
+//    ActionEffects whose name begins with <Type> (proxy_relay_unit);
 //  - integration tests against the local stack's kube-apiserver (proxy_apiserver_integration): a
 //    test of suite ActionOverHttp1 and one of ActionOverHttp2 whose names begin with <Type>;
 //  - its rows in the three action tables of docs/scenarios.md, and a rule in full.yaml.
@@ -36,6 +38,8 @@ const fs::path source_dir = FAULTLINE_SOURCE_DIR;
 constexpr std::string_view unit_suite_suffix = "Action";
 constexpr std::string_view http1_suite = "ActionOverHttp1";
 constexpr std::string_view http2_suite = "ActionOverHttp2";
+constexpr std::string_view effects_suite = "ActionEffects";
+const std::string mapping_file = "proxy/relay/src/actions/<name>.cpp";
 const std::string unit_test_file = "tests/unit/faults/actions/<name>_test.cpp";
 const std::string scenario_reference = "docs/scenarios.md";
 const std::string full_scenario = "tests/data/scenarios/good/full.yaml";
@@ -160,6 +164,24 @@ TEST(ActionCoverage, EveryActionTypeHasItsUnitTests) {
   }
 }
 
+TEST(ActionCoverage, EveryActionTypeHasItsRelayMappingAndItsTest) {
+  TestList tests = list_tests(FAULTLINE_RELAY_UNIT_TESTS);
+  std::map<std::string, std::vector<std::string>> by_type;
+  for (const auto& test : tests[std::string(effects_suite)]) {
+    std::string type = type_of_test(test);
+    EXPECT_NE(type, "") << effects_suite << "." << test << ": the name does not begin with an action type in CamelCase";
+    by_type[type].push_back(test);
+  }
+  for (auto type : known_action_types()) {
+    SCOPED_TRACE(std::string(type));
+    std::string file = mapping_file;
+    file.replace(file.find("<name>"), 6, file_name(type));
+    EXPECT_TRUE(fs::exists(source_dir / file)) << file << " is missing";
+    EXPECT_FALSE(by_type[std::string(type)].empty())
+        << "proxy_relay_unit has no test " << effects_suite << "." << camel(type) << "... for `" << type << "`";
+  }
+}
+
 TEST(ActionCoverage, EveryActionTypeHasAnHttp1AndAnHttp2IntegrationTest) {
   TestList tests = list_tests(FAULTLINE_APISERVER_INTEGRATION);
   for (auto suite : {http1_suite, http2_suite}) {
@@ -235,7 +257,8 @@ TEST(ActionCoverage, TheRecipeStatesTheConventionsThisTestChecks) {
   std::string text = recipe();
   for (const std::string& name :
        {unit_test_file, scenario_reference, full_scenario, http1_tests, http2_tests, std::string(http1_suite),
-        std::string(http2_suite), "<Type>" + std::string(unit_suite_suffix), std::string("unit.ActionCoverage")})
+        std::string(http2_suite), "<Type>" + std::string(unit_suite_suffix), std::string("unit.ActionCoverage"),
+        mapping_file, std::string(effects_suite)})
     EXPECT_NE(text.find("`" + name + "`"), std::string::npos) << "the recipe does not name `" << name << "`";
   // The suites named are where the tests are.
   EXPECT_THAT(slurp(source_dir / http1_tests), ::testing::HasSubstr("class " + std::string(http1_suite)));

@@ -1,4 +1,5 @@
-// Each fault action's effects: what the relay will do for a plan carrying it.
+// Each fault action's effects: what the relay will do for a plan carrying it. Suite ActionEffects,
+// each test named after the action it is about (<Type>...): unit.ActionCoverage looks for one per action.
 #include "faultline/proxy/effects.hpp"
 
 #include <gmock/gmock.h>
@@ -50,7 +51,7 @@ TEST(Effects, NoActionForwardsUntouched) {
   EXPECT_TRUE(forwards(e));
 }
 
-TEST(Effects, RespondAnswersWithTheRenderedStatus) {
+TEST(ActionEffects, RespondAnswersWithTheRenderedStatus) {
   fa::Respond respond;
   respond.code = 429;
   faults::Plan plan = plan_with(respond);
@@ -63,18 +64,27 @@ TEST(Effects, RespondAnswersWithTheRenderedStatus) {
   EXPECT_THROW(effects_of(plan_with(respond)), std::logic_error);  // a plan without its rendering
 }
 
-TEST(Effects, ResetCloseDelayHang) {
+TEST(ActionEffects, ResetCutsTheConnectionWithRst) {
   Effects reset = effects_of(plan_with(fa::Reset{}));
   EXPECT_EQ(only<effect::CutOff>(reset).how, Cut::reset);
   EXPECT_FALSE(forwards(reset));
+}
+
+TEST(ActionEffects, CloseCutsTheConnectionWithFin) {
   Effects close = effects_of(plan_with(fa::Close{}));
   EXPECT_EQ(only<effect::CutOff>(close).how, Cut::close);
   EXPECT_FALSE(forwards(close));
+}
+
+TEST(ActionEffects, DelayWaitsTheResolvedLatencyThenForwards) {
   faults::Plan delayed = plan_with(fa::Delay{500ms, 100ms});
   delayed.delay = 540ms;
   Effects d = effects_of(delayed);
   EXPECT_EQ(only<effect::Wait>(d).duration, 540ms);
   EXPECT_TRUE(forwards(d));
+}
+
+TEST(ActionEffects, HangHoldsTheRequestForItsDurationOrForever) {
   Effects h = effects_of(plan_with(fa::Hang{2s}));
   EXPECT_EQ(only<effect::Hold>(h).limit, 2s);
   EXPECT_FALSE(forwards(h));
@@ -82,7 +92,7 @@ TEST(Effects, ResetCloseDelayHang) {
   EXPECT_EQ(only<effect::Hold>(forever).limit, std::nullopt);
 }
 
-TEST(Effects, DropResponseForwardsThenLosesTheAnswer) {
+TEST(ActionEffects, DropResponseForwardsThenLosesTheAnswer) {
   for (auto [then, cut] :
        {std::tuple{fa::DropResponse::Then::reset, Cut::reset}, std::tuple{fa::DropResponse::Then::close, Cut::close},
         std::tuple{fa::DropResponse::Then::hang, Cut::none}}) {
@@ -100,7 +110,7 @@ TEST(Effects, DropResponseForwardsThenLosesTheAnswer) {
   }
 }
 
-TEST(Effects, OutageResetsOrHoldsAndTellsTheServer) {
+TEST(ActionEffects, OutageResetsOrHoldsAndTellsTheServer) {
   Effects reset = effects_of(plan_with(fa::Outage{fa::Outage::Mode::reset, 10s}));
   EXPECT_FALSE(forwards(reset));
   ASSERT_EQ(reset.size(), 2u);
@@ -124,7 +134,7 @@ TEST(Effects, OutageResetsOrHoldsAndTellsTheServer) {
   EXPECT_EQ(std::get<effect::CutOff>(refuse[1]).how, Cut::reset);
 }
 
-TEST(Effects, GoAwayEndsTheConnectionGracefullyOrAtOnce) {
+TEST(ActionEffects, GoawayEndsTheConnectionGracefullyOrAtOnce) {
   fa::GoAway graceful;
   Effects g = effects_of(plan_with(graceful));
   auto& end = only<effect::EndConnection>(g);
@@ -142,7 +152,7 @@ TEST(Effects, GoAwayEndsTheConnectionGracefullyOrAtOnce) {
   EXPECT_FALSE(forwards(a));  // the connection ends with this request unanswered
 }
 
-TEST(Effects, StallHoldsTheConnectionThenForwards) {
+TEST(ActionEffects, StallHoldsTheConnectionThenForwards) {
   fa::Stall stall;
   stall.duration = 1500ms;
   Effects s = effects_of(plan_with(stall));
@@ -161,7 +171,7 @@ TEST(Effects, TheFirstEffectThatDecidesDecidesForwarding) {
   EXPECT_TRUE(forwards(e));
 }
 
-TEST(WatchGone, RelaysNEventsThenA410ErrorAndEndsCleanly) {
+TEST(ActionEffects, WatchGoneRelaysNEventsThenA410ErrorAndEndsCleanly) {
   fa::WatchGone gone;
   gone.after_events = 2;
   Effects e = effects_of(plan_with(gone));
@@ -185,7 +195,7 @@ TEST(WatchGone, RelaysNEventsThenA410ErrorAndEndsCleanly) {
   EXPECT_TRUE(f.acted());
 }
 
-TEST(WatchGone, AfterZeroEventsActsBeforeTheFirst) {
+TEST(ActionEffects, WatchGoneAfterZeroEventsActsBeforeTheFirst) {
   Effects e = effects_of(plan_with(fa::WatchGone{}));
   auto start = watch_of(e).filter->on_start();
   ASSERT_EQ(start.emit.size(), 1u);
@@ -193,7 +203,7 @@ TEST(WatchGone, AfterZeroEventsActsBeforeTheFirst) {
   EXPECT_EQ(start.end, End::clean);
 }
 
-TEST(WatchReset, CutsAfterNEventsOrAtTheDeadline) {
+TEST(ActionEffects, WatchResetCutsAfterNEventsOrAtTheDeadline) {
   fa::WatchReset by_count;
   by_count.after_events = 1;
   Effects e = effects_of(plan_with(by_count));
@@ -215,7 +225,7 @@ TEST(WatchReset, CutsAfterNEventsOrAtTheDeadline) {
   EXPECT_EQ(t.filter->on_event(event("ADDED", "a")).end, End::none);
 }
 
-TEST(WatchInject, DeletedCopyOfTheLastObjectWithoutDeletionTimestamp) {
+TEST(ActionEffects, WatchInjectDeletedCopyOfTheLastObjectWithoutDeletionTimestamp) {
   fa::WatchInject inject;
   inject.after_events = 2;
   Effects e = effects_of(plan_with(inject));
@@ -233,7 +243,7 @@ TEST(WatchInject, DeletedCopyOfTheLastObjectWithoutDeletionTimestamp) {
   EXPECT_THAT(f.on_event(event("ADDED", "c")).emit, ElementsAre(event("ADDED", "c")));
 }
 
-TEST(WatchInject, WithNothingToInjectGivesUpOnceAndRelaysTheStreamUntouched) {
+TEST(ActionEffects, WatchInjectWithNothingToInjectGivesUpOnceAndRelaysTheStreamUntouched) {
   // After 0 events there is no last object and no template: nothing can be injected, and the fault
   // does not fire later either, once objects have been seen.
   fa::WatchInject inject;
@@ -247,7 +257,7 @@ TEST(WatchInject, WithNothingToInjectGivesUpOnceAndRelaysTheStreamUntouched) {
   EXPECT_FALSE(f.acted());
 }
 
-TEST(WatchDrop, DropsOnlyTheListedTypesUpToCount) {
+TEST(ActionEffects, WatchDropDropsOnlyTheListedTypesUpToCount) {
   fa::WatchDrop drop;
   drop.events = {"DELETED"};
   drop.after_events = 1;
