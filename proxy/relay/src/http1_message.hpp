@@ -12,6 +12,7 @@
 #include <boost/beast/http/parser.hpp>
 
 #include <array>
+#include <charconv>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -56,7 +57,7 @@ using RequestParser = BoundedParser<true>;
 // header, then Beast's serializer walking them again, were a fifth of the proxy's own instructions
 // per pod GET under callgrind). The client's header is the upstream's status and fields in their
 // order, without the hop-by-hop ones (drops_field) and with a repeated Content-Length once.
-// Its body bytes are not copied either: each piece stays where it was read (Http1Upstream::buffer) and
+// Its body bytes are not copied either: each piece stays where it was read (Http1Upstream::buffer()) and
 // take_body() hands it out, so the relay writes it to the client from there.
 class ResponseParser : public http::basic_parser<false> {
  public:
@@ -126,6 +127,33 @@ class Http1Framing {
   std::array<asio::const_buffer, 5> buffers_;
 };
 
+inline std::string_view ResponseParser::finish_head(bool keep_alive) {
+  if (!keep_alive && !upgrade()) head_ += "Connection: close\r\n";
+  head_ += "\r\n";
+  return head_;
+}
+
+// Inline, as its callers relayed it (one call per piece).
+inline std::span<const asio::const_buffer> Http1Framing::next(const char* data, std::size_t size, bool more) {
+  std::size_t n = 0;
+  if (!head_.empty()) buffers_[n++] = asio::buffer(head_.data(), head_.size());
+  head_ = {};
+  if (done_) return {buffers_.data(), n};
+  if (chunked_ && size > 0) {
+    char* end = std::to_chars(size_line_, size_line_ + 16, size, 16).ptr;
+    *end++ = '\r';
+    *end++ = '\n';
+    buffers_[n++] = asio::buffer(size_line_, static_cast<std::size_t>(end - size_line_));
+  }
+  if (size > 0) buffers_[n++] = asio::buffer(data, size);
+  if (chunked_ && size > 0) buffers_[n++] = asio::buffer("\r\n", 2);
+  if (!more) {
+    if (chunked_) buffers_[n++] = asio::buffer("0\r\n\r\n", 5);
+    done_ = true;
+  }
+  return {buffers_.data(), n};
+}
+
 // Reads from `stream` into `buffer` and parses until `parser` has the whole header, as
 // http::async_read_header does (the same errors: end_of_stream when the stream ended before a
 // byte of it, partial_message after some, header_limit past the parser's limit), without its two
@@ -142,7 +170,7 @@ asio::awaitable<boost::system::error_code> read_header(TlsStream& stream, beast:
       if (ec != http::error::need_more) co_return ec;  // done, or a parse error
       ec = {};
     }
-    // The buffers are bounded (Http1Upstream::buffer, Http1Session::client_buffer_); the parser's header
+    // The buffers are bounded (Http1Upstream::buffer(), Http1Client::buffer); the parser's header
     // limit is below their bound, so a full buffer means a header past it all the same.
     const std::size_t room = beast::read_size(buffer, max_read);
     if (room == 0) co_return http::error::header_limit;

@@ -1,4 +1,5 @@
-// The HTTP/1.1 request loop of one client connection, and the effects of faults over HTTP/1.1.
+// The HTTP/1.1 request loop of one client connection, the effects of faults over HTTP/1.1, and
+// the reading of the upstream's answer to a forwarded request.
 #include "session.hpp"
 
 #include "connection.hpp"
@@ -6,6 +7,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
@@ -19,11 +21,30 @@
 #include <algorithm>
 
 #include "faultline/net/async.hpp"
+#include "faultline/proxy/headers.hpp"
 
 namespace faultline::proxy {
 namespace {
 
+using net::throw_if;
 using net::use_tuple;
+
+// Interim (1xx) responses accepted before the final one; servers send one or two (100, 103).
+constexpr int kMaxInterimResponses = 100;
+
+// A read of the response header failed because what upstream sent is not a valid HTTP response
+// (rather than the connection failing or the proxy cutting it).
+bool is_invalid_response(const boost::system::error_code& ec) {
+  return ec.category() == http::make_error_code(http::error::bad_version).category() &&
+         ec != http::error::end_of_stream;
+}
+
+// How a connection the upstream closed before answering ends the read of a response header: a
+// clean end, an end without TLS close_notify, or a reset.
+bool closed_before_answering(const boost::system::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::ssl::error::stream_truncated ||
+         ec == asio::error::connection_reset;
+}
 
 }  // namespace
 
@@ -32,12 +53,9 @@ Http1Session::Http1Session(TlsConnection& conn)
       server_(&conn.server()),
       options_(conn.options()),
       id_(conn.id()),
-      executor_(conn.executor()),
-      client_(conn.stream()),
-      // Room for the largest request header plus one relay buffer. Beast bounds a request header
-      // (header_limit) but not a chunk-size line or a trailer section: without this bound, a client
-      // sending one endless chunk line grew the buffer by every byte of it.
-      client_buffer_(options_.header_limit + options_.relay_buffer) {}
+      client_(conn.stream(), options_.header_limit, options_.relay_buffer),
+      upstream_(conn),
+      relay_(conn, client_, upstream_) {}
 
 asio::awaitable<void> Http1Session::serve() {
   bool first = true;
@@ -51,16 +69,16 @@ asio::awaitable<void> Http1Session::serve() {
 // Waits for the first byte of the next request: the idle (keep-alive) timeout applies here, the
 // header timeout only once a request has started.
 asio::awaitable<bool> Http1Session::wait_for_request(bool first) {
-  state_ = State::idle;
+  client_.phase = Http1Client::Phase::idle;
   if (conn_.draining()) co_return false;
   release_idle_buffers();
-  if (client_buffer_.size() == 0) {
-    client_.expires_after(first ? options_.header_timeout : options_.idle_timeout);
-    auto [ec, n] = co_await client_.async_read_some(client_buffer_.prepare(4096), use_tuple);
+  if (client_.buffer.size() == 0) {
+    client_.stream.expires_after(first ? options_.header_timeout : options_.idle_timeout);
+    auto [ec, n] = co_await client_.stream.async_read_some(client_.buffer.prepare(4096), use_tuple);
     if (ec) co_return false;
-    client_buffer_.commit(n);
+    client_.buffer.commit(n);
   }
-  state_ = State::busy;
+  client_.phase = Http1Client::Phase::busy;
   co_return !conn_.is_cut();
 }
 
@@ -68,8 +86,8 @@ asio::awaitable<bool> Http1Session::serve_request() {
   Exchange ex;
   ex.parser.header_limit(static_cast<std::uint32_t>(options_.header_limit));
   ex.parser.body_limit(boost::none);
-  client_.expires_after(options_.header_timeout);
-  auto ec = co_await read_header(client_, client_buffer_, ex.parser, options_.relay_buffer);
+  client_.stream.expires_after(options_.header_timeout);
+  auto ec = co_await read_header(client_.stream, client_.buffer, ex.parser, options_.relay_buffer);
   if (ec == http::error::header_limit) {
     co_await write_simple_error(431, "request header too large");
     co_return false;
@@ -122,7 +140,7 @@ asio::awaitable<bool> Http1Session::carry_out(Exchange& ex) {
     conn_.cut_now(Cut::close);  // the answer was lost and no effect said what then
     co_return false;
   }
-  if (!co_await send_request(ex)) {
+  if (!co_await upstream_.send_request(ex, client_)) {
     co_await answer_upstream_unreachable(ex);
     co_return true;
   }
@@ -157,12 +175,12 @@ asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange& ex, effect::Ho
 }
 
 asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange& ex, effect::DiscardResponse&) {
-  if (!co_await send_request(ex)) {
+  if (!co_await upstream_.send_request(ex, client_)) {
     co_await answer_upstream_unreachable(ex);
     co_return true;
   }
   ResponseParser parser(response_head_);
-  co_await discard_response(parser, ex);
+  co_await upstream_.discard_response(parser, ex);
   ex.forwarded = true;
   co_return std::nullopt;
 }
@@ -210,8 +228,8 @@ asio::awaitable<void> Http1Session::write_local_response(Exchange& ex, const fau
     res.content_length(response.body.size());
     if (!head) res.body() = response.body;
   }
-  client_.expires_after(options_.io_timeout);
-  co_await http::async_write(client_, res, asio::use_awaitable);
+  client_.stream.expires_after(options_.io_timeout);
+  co_await http::async_write(client_.stream, res, asio::use_awaitable);
   ex.record.status = response.code;
   ex.record.bytes_out += res.body().size();
 }
@@ -222,8 +240,8 @@ asio::awaitable<void> Http1Session::write_simple_error(int code, const char* mes
   res.body() = std::string(message) + "\n";
   res.keep_alive(false);
   res.prepare_payload();
-  client_.expires_after(options_.io_timeout);
-  co_await http::async_write(client_, res, use_tuple);
+  client_.stream.expires_after(options_.io_timeout);
+  co_await http::async_write(client_.stream, res, use_tuple);
 }
 
 // Reads and drops the rest of the request body, so the connection can carry the next request
@@ -231,13 +249,13 @@ asio::awaitable<void> Http1Session::write_simple_error(int code, const char* mes
 asio::awaitable<void> Http1Session::discard_request_body(Exchange& ex) {
   auto& body = ex.parser.get().body();
   if (ex.parser.is_done()) co_return;
-  auto& chunk = up_chunk();
-  reserve_client_reads();
+  auto& chunk = client_.up_chunk();
+  client_.reserve_reads();
   while (!ex.parser.is_done()) {
     body.data = chunk.data();
     body.size = chunk.size();
-    client_.expires_after(options_.io_timeout);
-    auto [ec, n] = co_await http::async_read(client_, client_buffer_, ex.parser, use_tuple);
+    client_.stream.expires_after(options_.io_timeout);
+    auto [ec, n] = co_await http::async_read(client_.stream, client_.buffer, ex.parser, use_tuple);
     if (ec && ec != http::error::need_buffer) throw boost::system::system_error(ec);
     ex.record.bytes_in += chunk.size() - body.size;
   }
@@ -272,65 +290,100 @@ asio::awaitable<void> Http1Session::answer_bad_gateway(Exchange& ex, const std::
 // Holds the connection without answering: reads (and drops) whatever the client sends until it
 // gives up, or until `limit` has passed (then the connection is closed).
 asio::awaitable<void> Http1Session::hang(std::optional<std::chrono::milliseconds> limit) {
-  state_ = State::streaming;
-  if (limit) client_.expires_after(*limit);
-  else client_.expires_never();
+  client_.phase = Http1Client::Phase::streaming;
+  if (limit) client_.stream.expires_after(*limit);
+  else client_.stream.expires_never();
   char sink[4096];
   for (;;) {
-    auto [ec, n] = co_await client_.async_read_some(asio::buffer(sink), use_tuple);
+    auto [ec, n] = co_await client_.stream.async_read_some(asio::buffer(sink), use_tuple);
     if (ec) break;
   }
   if (!conn_.is_cut()) conn_.cut_now(Cut::close);
 }
 
-RelayBuffer& Http1Session::up_chunk() {
-  if (up_chunk_.empty()) up_chunk_.resize(options_.relay_buffer);
-  return up_chunk_;
-}
-
-RelayBuffer& Http1Session::down_chunk() {
-  if (down_chunk_.empty()) down_chunk_.resize(options_.relay_buffer);
-  return down_chunk_;
-}
-
-// Beast reads into a flat_buffer only as much as its free capacity (at least 512 bytes): without
-// room reserved, a 100 MB body crossed the proxy in 512-byte reads and 512-byte TLS records.
-void Http1Session::reserve_client_reads() {
-  if (client_buffer_.capacity() < options_.relay_buffer) client_buffer_.reserve(options_.relay_buffer);
-}
-
-void Http1Session::reserve_upstream_reads() {
-  if (upstream_ && upstream_->buffer.capacity() < options_.relay_buffer)
-    upstream_->buffer.reserve(options_.relay_buffer);
-}
-
 void Http1Session::release_idle_buffers() {
-  RelayBuffer().swap(up_chunk_);
-  RelayBuffer().swap(down_chunk_);
-  // The serialized headers are reused from request to request, but one made large by a long
-  // header (a request's may reach --max-header-bytes) is not kept by an idle connection.
+  client_.release_idle_buffers();
+  // The serialized header is reused from request to request, but one made large by a long header
+  // is not kept by an idle connection.
   constexpr std::size_t kKeptHead = 4096;
-  if (request_head_.capacity() > kKeptHead) std::string().swap(request_head_);
   if (response_head_.capacity() > kKeptHead) std::string().swap(response_head_);
-  if (client_buffer_.size() == 0) client_buffer_.shrink_to_fit();  // bytes of a pipelined request stay
-  if (upstream_ && upstream_->buffer.size() == 0) upstream_->buffer.shrink_to_fit();
+  upstream_.release_idle_buffers();
 }
 
-// Close the upstream socket but keep the Http1Upstream object: a cut also comes from outside the
-// exchange (an outage resetting every live connection) while a coroutine is suspended on that
-// stream holding references into it. It wakes with operation_aborted and ends the session;
-// destroying the object here would leave it a dangling pointer.
-void Http1Session::cut() {
-  if (!upstream_) return;
-  boost::system::error_code ec;
-  upstream_->stream.socket().close(ec);
-}
+void Http1Session::cut() { upstream_.cut(); }
 
-void Http1Session::close_upstream() {
-  if (!upstream_) return;
-  boost::system::error_code ec;
-  upstream_->stream.socket().close(ec);
-  upstream_.reset();
+void Http1Session::close_upstream() { upstream_.close(); }
+
+asio::awaitable<bool> Http1Session::relay_response(Exchange& ex) {
+  auto sent = std::chrono::steady_clock::now();
+  upstream_.reserve_reads();
+  std::optional<ResponseParser> final_response;
+  for (int interim = 0;; ++interim) {
+    // Interim responses (100, 103) are read and dropped: the client does not need them, the final
+    // one follows. Each needs a parser of its own.
+    final_response.emplace(response_head_);
+    auto& parser = *final_response;
+    auto ec = co_await upstream_.read_header(parser, ex);
+    if (ec && interim == 0 && ex.resendable && !parser.got_some() && closed_before_answering(ec)) {
+      // The apiserver closed the kept-alive connection (its idle timeout, a restart) before it
+      // read the request. Without the proxy the client's own connection would have been the
+      // closed one, and Go's http.Transport would have sent the request again: so does the proxy,
+      // once, on a new connection, and the client never sees it.
+      spdlog::debug("conn {}: upstream closed a kept-alive connection before answering ({}); sending {} {} again", id_,
+                    ec.message(), ex.request.method, path_only(ex.request.target));
+      close_upstream();
+      ex.resendable = false;
+      ex.resent = true;
+      if (!co_await upstream_.send_request(ex, client_)) {
+        co_await answer_upstream_unreachable(ex);
+        co_return true;
+      }
+      upstream_.reserve_reads();
+      sent = std::chrono::steady_clock::now();
+      interim = -1;  // the new connection's first response
+      continue;
+    }
+    if (is_invalid_response(ec)) {
+      // (A named string: GCC destroys temporaries of a conditional expression in a co_await twice.)
+      std::string why = ec.message();
+      if (ec == http::error::header_limit) {
+        why = "response header larger than " + std::to_string(Http1Upstream::kResponseHeaderLimit) + " bytes";
+      }
+      co_await answer_bad_gateway(ex, why);
+      co_return true;
+    }
+    throw_if(ec, "reading the upstream response header");
+    bool is_interim = parser.status() / 100 == 1 && !parser.upgrade();
+    if (!is_interim) break;
+    if (interim + 1 >= kMaxInterimResponses) {
+      std::string why = "more than " + std::to_string(kMaxInterimResponses) + " interim responses";
+      co_await answer_bad_gateway(ex, why);
+      co_return true;
+    }
+  }
+  auto& parser = *final_response;
+  ex.upstream_latency = std::chrono::steady_clock::now() - sent;
+  ex.record.upstream_status = parser.status();
+  bool upstream_keep_alive = parser.keep_alive();
+  bool upgrade = parser.upgrade();
+  // A body that ends when upstream closes (no length, not chunked) also ends the client connection:
+  // the client has no other way to see where it ends.
+  bool until_eof = !upgrade && !parser.is_done() && parser.need_eof();
+  if (until_eof) ex.client_keep_alive = false;
+
+  WatchFilter* filter = ex.watch_filter.get();
+  if (filter && ex.json_upstream && (!parser.chunked() || !is_json_content_type(parser.content_type()))) {
+    spdlog::error("conn {}: rule '{}' ({}) cannot act: the watch response is not chunked JSON (Content-Type '{}')", id_,
+                  ex.plan.rule, ex.record.action.value_or(""), parser.content_type());
+    filter = nullptr;
+  }
+  bool keep_going = co_await relay_.stream_body(parser, ex, filter);
+  if (upgrade) {
+    co_await relay_.tunnel();
+    co_return false;
+  }
+  if (!upstream_keep_alive) upstream_.close();
+  co_return keep_going;
 }
 
 void Http1Session::finish(Exchange& ex) { finish_exchange(*server_, ex, id_); }
