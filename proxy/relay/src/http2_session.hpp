@@ -14,7 +14,9 @@
 // stalled stream does not stop the others (the connection windows are streams x stream window).
 //
 // Everything runs on the session's strand: a read loop and a write loop per side, driven by
-// nghttp2_session_mem_recv / nghttp2_session_mem_send, and small timer coroutines for delays.
+// nghttp2_session_mem_recv / nghttp2_session_mem_send (towards the client: http2_client_io.hpp),
+// and small timer coroutines for delays. This class holds the streams and carries out the effects
+// of faults; the responses' way back to the client is http2_response.hpp.
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -32,6 +34,8 @@
 
 #include "exchange.hpp"
 #include "faultline/proxy/watch_stream.hpp"
+#include "http2_client_io.hpp"
+#include "http2_response.hpp"
 #include "http2_stream.hpp"
 #include "http2_upstream.hpp"
 #include "http2_wire.hpp"
@@ -71,24 +75,19 @@ class Http2Session final : public std::enable_shared_from_this<Http2Session>, pu
 
   // Http2Upstream::Listener: what the upstream connections report.
   Http2Stream* stream(int32_t id) override { return find(id); }
-  bool closing() const override { return closing_; }
+  bool closing() const override { return io_.closing(); }
   void connect_failed(const std::vector<int32_t>& waiting, const std::string& failure, bool http11) override;
   void submit_failed(Http2Stream& s, const std::string& why) override;
   void request_body_taken(Http2Stream& s, std::size_t n) override;
   void response_header(Http2Stream& s, bool end_stream) override;
-  bool response_data(Http2Stream& s, std::string_view data) override;
-  void response_ended(Http2Stream& s) override;
+  bool response_data(Http2Stream& s, std::string_view data) override { return responses_.data(s, data); }
+  void response_ended(Http2Stream& s) override { responses_.ended(s); }
   void upstream_closed(Http2Stream& s, uint32_t error_code) override;
   void upstream_input() override;
   void upstream_ended() override { kick_client(); }
 
-  boost::asio::awaitable<void> client_reader();
-  boost::asio::awaitable<void> client_writer();
-  boost::asio::awaitable<void> watchdog();
   static boost::asio::awaitable<void> after(std::shared_ptr<Http2Session> self, std::chrono::milliseconds delay,
                                             int32_t stream_id, Timed what);
-  boost::asio::awaitable<void> hold_while_stalled();
-  boost::asio::awaitable<void> nap(std::chrono::milliseconds d);
 
   Http2Stream* find(int32_t id);
   void start_stream(Http2Stream& s, bool header_too_large);
@@ -108,15 +107,13 @@ class Http2Session final : public std::enable_shared_from_this<Http2Session>, pu
   void forward(Http2Stream& s);
   void refuse_for_http11(const std::vector<int32_t>& ids);
   static boost::asio::awaitable<void> goaway_for_http11(std::shared_ptr<Http2Session> self);
-  void apply_watch_step(Http2Stream& s, WatchFilter::Step step);
   void answer(Http2Stream& s, const faults::HttpResponse& response);
   void reset_stream(Http2Stream& s, uint32_t error_code);
   void cut_stream(Http2Stream& s, Cut how);
-  void consume_upstream(Http2Stream& s, std::size_t n);
   void release_request_bytes(Http2Stream& s);
   void stop_upstream_side(Http2Stream& s);
   void drop_upstream(Http2Stream& s);
-  void kick_client();
+  void kick_client() { io_.kick(); }
   void refuse_stream(int32_t id, bool max_memory);
   void close_all();
 
@@ -129,23 +126,9 @@ class Http2Session final : public std::enable_shared_from_this<Http2Session>, pu
   std::map<int32_t, std::unique_ptr<Http2Stream>> streams_;  // by client stream id
   std::shared_ptr<Http2Upstream> upstream_;                  // the connection new streams go to
   std::list<std::weak_ptr<Http2Upstream>> upstreams_;        // every upstream connection still running
-  boost::asio::steady_timer client_wake_;
-  boost::asio::steady_timer closed_;  // never expires; cancelled when the connection ends
-  std::vector<uint8_t> client_out_;   // what client_writer sends next
-  bool client_write_pending_ = false;
-  bool client_waiting_ = false;  // client_writer waits on client_wake_
-  bool reading_done_ = false;
-  bool header_flood_ = false;  // a header list past four times the limit ended the input
-  bool closing_ = false;
+  Http2ClientIo io_;                                         // the client connection's loops and timers
+  Http2ResponseRelay responses_;
   bool refused_for_http11_ = false;  // GOAWAY sent: the upstream negotiated http/1.1
-  bool writing_ = false;
-  std::chrono::steady_clock::time_point write_started_;
-  std::chrono::steady_clock::time_point last_activity_;
-  std::chrono::steady_clock::time_point stalled_until_;
-  bool settings_patched_ = false;
-  // The header timeout: since when a header block (or the preface) is on its way.
-  Http2HeaderClock header_clock_;
-  bool header_timed_out_ = false;
 };
 
 }  // namespace faultline::proxy
