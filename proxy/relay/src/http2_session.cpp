@@ -514,7 +514,7 @@ void Http2Session::response_header(Http2Stream& s, bool end_stream) {
   s.ex.record.upstream_status = s.resp_status;
   s.ex.upstream_latency = std::chrono::steady_clock::now() - s.sent;
   if (s.discarding) return;  // discard_response: the answer is lost (the next effects at its end)
-  if (s.resp_too_large) {
+  if (s.response_header_too_large()) {
     const std::string why = "response header larger than " + std::to_string(kResponseHeaderLimit) + " bytes";
     spdlog::warn("conn {}: upstream {} sent an invalid response ({}); answering 502 to {} {}", conn_->id(),
                  options_.upstream.endpoint.to_string(), why, s.method, path_only(s.path));

@@ -19,6 +19,7 @@
 
 #include "exchange.hpp"
 #include "faultline/proxy/watch_stream.hpp"
+#include "http2_wire.hpp"
 
 namespace faultline::proxy {
 
@@ -174,8 +175,7 @@ struct Http2Stream {
   std::chrono::steady_clock::time_point sent;
   // Response from upstream.
   HeaderList resp_headers;
-  std::size_t resp_header_bytes = 0;
-  bool resp_too_large = false;
+  std::size_t resp_header_bytes = 0;  // past kResponseHeaderLimit: its fields are dropped (502)
   int resp_status = 0;
   // Response body on its way to the client (relayed or local).
   std::string down_buf;
@@ -191,6 +191,7 @@ struct Http2Stream {
   bool discarding = false;
 
   std::size_t down_size() const { return down_buf.size() - down_off; }
+  bool response_header_too_large() const { return resp_header_bytes > kResponseHeaderLimit; }
 
   Http2RequestState request() const { return request_; }
   Http2UpstreamState upstream() const { return upstream_; }

@@ -355,8 +355,7 @@ int Http2Upstream::on_header(nghttp2_session*, const nghttp2_frame* frame, const
   if (!s || s->response() != Http2ResponseState::none) return 0;  // trailers are dropped
   H2_GUARD_BEGIN
   s->resp_header_bytes += namelen + valuelen + 32;
-  if (s->resp_header_bytes > kResponseHeaderLimit) {
-    s->resp_too_large = true;
+  if (s->response_header_too_large()) {
     s->resp_headers.clear();
     return 0;
   }
@@ -376,7 +375,7 @@ int Http2Upstream::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, v
   H2_GUARD_BEGIN
   bool end = (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0;
   if (frame->hd.type == NGHTTP2_HEADERS && s->response() == Http2ResponseState::none) {
-    if (s->resp_status / 100 == 1 && !s->resp_too_large) {
+    if (s->resp_status / 100 == 1 && !s->response_header_too_large()) {
       // An interim response (100, 103): dropped, the final one follows.
       s->resp_headers.clear();
       s->resp_header_bytes = 0;
