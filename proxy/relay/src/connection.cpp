@@ -16,7 +16,7 @@
 #include "faultline/net/async.hpp"
 #include "faultline/net/error_text.hpp"
 #include "faultline/net/tls.hpp"
-#include "h2_session.hpp"
+#include "http2_session.hpp"
 
 namespace faultline::proxy {
 namespace {

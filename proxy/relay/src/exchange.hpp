@@ -1,6 +1,6 @@
 #pragma once
 // The per-request steps both protocols share: an HTTP/1.1 request (session.cpp) and an HTTP/2
-// stream (h2_session.cpp) are classified, matched, decided, counted and audited by these same
+// stream (http2_session.cpp) are classified, matched, decided, counted and audited by these same
 // functions; only carrying out the effects of a fault differs.
 
 #include <chrono>

@@ -3,7 +3,7 @@
 // http2, an HTTP/1.1 load balancer in front of kube-apiserver) speaks HTTP/1.1 with the proxy
 // instead of getting 503 for every stream. Learned by a probe (a TLS handshake offering h2 and
 // http/1.1, then closed) at start and as clients connect, and from every upstream connection of an
-// HTTP/2 client (h2_session.cpp); an HTTP/2 connection accepted before the proxy learned that the
+// HTTP/2 client (http2_upstream.cpp); an HTTP/2 connection accepted before the proxy learned that the
 // upstream speaks HTTP/1.1 only gets its streams refused and GOAWAY, and its client reconnects.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
