@@ -18,8 +18,8 @@
 
 #include "faultline/net/tls_stream.hpp"
 #include "faultline/proxy/effects.hpp"
+#include "http1_session.hpp"
 #include "server_impl.hpp"
-#include "session.hpp"
 
 namespace faultline::proxy {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The per-request steps both protocols share: an HTTP/1.1 request (session.cpp) and an HTTP/2
+// The per-request steps both protocols share: an HTTP/1.1 request (http1_session.cpp) and an HTTP/2
 // stream (http2_session.cpp) are classified, matched, decided, counted and audited by these same
 // functions; only carrying out the effects of a fault differs.
 

@@ -16,7 +16,7 @@
 #include "connection.hpp"
 #include "faultline/net/async.hpp"
 #include "faultline/proxy/watch_stream.hpp"
-#include "session.hpp"
+#include "http1_session.hpp"
 
 namespace faultline::proxy {
 

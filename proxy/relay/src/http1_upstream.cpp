@@ -14,7 +14,7 @@
 #include "faultline/net/async.hpp"
 #include "faultline/net/tls_connect.hpp"
 #include "faultline/proxy/headers.hpp"
-#include "session.hpp"
+#include "http1_session.hpp"
 
 namespace faultline::proxy {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// Server internals shared by the accept loop (server.cpp) and the sessions (session.cpp).
+// Server internals shared by the accept loop (server.cpp) and the sessions (http1_session.cpp, http2_session.cpp).
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>

@@ -1,6 +1,6 @@
 // The HTTP/1.1 request loop of one client connection, the effects of faults over HTTP/1.1, and
 // the reading of the upstream's answer to a forwarded request.
-#include "session.hpp"
+#include "http1_session.hpp"
 
 #include "connection.hpp"
 
