@@ -1,7 +1,7 @@
 #pragma once
 // One client connection as TLS, knowing nothing of HTTP: it waits for the client's first byte,
 // makes the TLS handshake and hands the connection to the protocol ALPN chose, an HTTP/1.1 session
-// (session.hpp) or an HTTP/2 session (http2_session.hpp), peers of each other; then it closes. It
+// (http1_session.hpp) or an HTTP/2 session (http2_session.hpp), peers of each other; then it closes. It
 // also owns what both protocols share: how the connection is cut (RST or FIN), the graceful stop,
 // and holding relayed bytes during a blackhole outage. Everything runs on the connection's strand;
 // abort()/drain() may be called from anywhere.
