@@ -292,15 +292,20 @@ void Http2Session::release_request_bytes(Http2Stream& s) {
   s.forwarding = false;
 }
 
+// The proxy's own answer to a request it cannot take: `code`, a line of plain text.
+static faults::HttpResponse plain_text(int code, std::string body) {
+  faults::HttpResponse response;
+  response.code = code;
+  response.headers.push_back({"content-type", "text/plain; charset=utf-8"});
+  response.body = std::move(body);
+  return response;
+}
+
 // The request header is complete: classify, decide, act.
 void Http2Session::start_stream(Http2Stream& s, bool header_too_large) {
   if (header_too_large) {
     begin_exchange(server_, s.ex, conn_->id(), conn_->peer(), "h2", s.method, s.path, {});
-    faults::HttpResponse too_large;
-    too_large.code = 431;
-    too_large.headers.push_back({"content-type", "text/plain; charset=utf-8"});
-    too_large.body = "request header too large\n";
-    answer(s, too_large);
+    answer(s, plain_text(431, "request header too large\n"));
     return;
   }
   std::vector<faults::Header> matchable;
@@ -308,11 +313,7 @@ void Http2Session::start_stream(Http2Stream& s, bool header_too_large) {
   if (!s.authority.empty()) add_matchable_header(matchable, "host", s.authority);
   begin_exchange(server_, s.ex, conn_->id(), conn_->peer(), "h2", s.method, s.path, std::move(matchable));
   if (s.method == "CONNECT" || s.path.empty()) {
-    faults::HttpResponse refused;
-    refused.code = 405;
-    refused.headers.push_back({"content-type", "text/plain; charset=utf-8"});
-    refused.body = "CONNECT is not supported\n";
-    answer(s, refused);
+    answer(s, plain_text(405, "CONNECT is not supported\n"));
     return;
   }
   s.forwarding = forwards(s.ex.effects);
