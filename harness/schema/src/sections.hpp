@@ -16,5 +16,6 @@ using namespace faults::detail;
 std::vector<ComponentFault> parse_component_faults(const YAML::Node& node, const std::string& path, Errors& errors);
 Workload parse_workload(MapReader& reader);
 Checks parse_checks(MapReader& reader);
+std::vector<DeclaredCheck> parse_declared(MapReader& checks);  // checks.declared
 
 }  // namespace faultline::harness::schema::detail

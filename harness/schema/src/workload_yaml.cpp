@@ -1,6 +1,9 @@
 #include <algorithm>
+#include <boost/json/serialize.hpp>
 #include <cmath>
+#include <regex>
 
+#include "faultline/faults/yaml_load.hpp"
 #include "sections.hpp"
 
 namespace faultline::harness::schema::detail {
@@ -146,9 +149,83 @@ Phase parse_churn_step(MapReader& reader, Phase phase) {
   return phase;
 }
 
+std::string template_string(const YAML::Node& node, std::string_view key) {
+  const YAML::Node value = node[std::string(key)];
+  return value.IsDefined() && value.IsScalar() ? value.Scalar() : std::string();
+}
+
+// objects.template: a whole object; its apiVersion, kind and a name (metadata.name or generateName).
+void parse_object_template(MapReader& reader, ObjectStep& step) {
+  YAML::Node node = reader.take("template");
+  const std::string path = reader.path_of("template");
+  if (!node.IsDefined()) {
+    reader.missing("template");
+    return;
+  }
+  if (!node.IsMap()) {
+    reader.error_at("template",
+                    "expected a mapping (a whole object: apiVersion, kind, metadata), got " + describe(node));
+    return;
+  }
+  for (std::string_view key : {"apiVersion", "kind"})
+    if (template_string(node, key).empty())
+      reader.errors().add(node.Mark(), path, "needs " + std::string(key) + ": the object's " + std::string(key));
+  const YAML::Node meta = node["metadata"];
+  if (!meta.IsDefined() || !meta.IsMap() ||
+      (template_string(meta, "name").empty() && template_string(meta, "generateName").empty()))
+    reader.errors().add(node.Mark(), path,
+                        "needs metadata.name (\"{i}\" in it becomes 1, 2, ...) or metadata.generateName");
+  else if (!template_string(meta, "name").empty() && template_string(meta, "name").find("{i}") == std::string::npos &&
+           step.count > 1)
+    reader.errors().add(
+        meta["name"].Mark(), path + ".metadata.name",
+        "the same name for " + std::to_string(step.count) + " objects: put {i} in it or use metadata.generateName");
+  try {
+    step.template_json = boost::json::serialize(to_json(node));
+  } catch (const YAML::Exception& e) {
+    reader.errors().add(e.mark, path, e.msg);
+    return;
+  }
+  if (step.template_json.size() > max_object_template_bytes)
+    reader.error_at("template", "longer than " + std::to_string(max_object_template_bytes) + " bytes as JSON");
+  step.api_version = template_string(node, "apiVersion");
+}
+
+ObjectStep parse_objects(MapReader& reader) {
+  ObjectStep step;
+  if (auto count = reader.bounded_count("count", 1, max_step_objects, "objects", true)) step.count = *count;
+  if (auto v = reader.string("resource", true)) {
+    static const std::regex resource(R"(^[a-z0-9]([-a-z0-9]*[a-z0-9])?$)");
+    if (v->size() > 63 || !std::regex_match(*v, resource))
+      reader.error_at("resource", "invalid resource \"" + *v +
+                                      "\" (write the plural resource name in lower case, e.g. daemonsets)");
+    else step.resource = *v;
+  }
+  parse_object_template(reader, step);
+  return step;
+}
+
+// An objects step has a name, a start, a rate, a concurrency and its objects.
+Phase parse_objects_step(MapReader& reader, Phase phase) {
+  for (std::string_view key : {"pods", "template", "churn", "nodeFlap"})
+    if (reader.has(key)) reader.error_at(key, "an objects step creates what objects.template says: leave this key out");
+  phase.start = parse_start(reader);
+  if (auto rate = reader.number("rate")) {
+    if (*rate <= 0 || *rate > max_pod_rate)
+      reader.error_at("rate", "objects per second, greater than 0 and at most " + whole(max_pod_rate));
+    else phase.rate = *rate;
+  }
+  if (auto concurrency = reader.bounded_count("concurrency", 1, max_pod_concurrency, ""))
+    phase.concurrency = *concurrency;
+  phase.objects = parse_section<ObjectStep>(reader, "objects", parse_objects);
+  if (!phase.objects) phase.objects = ObjectStep{};  // reported already; keeps the step an objects step
+  return phase;
+}
+
 Phase parse_phase(MapReader& reader) {
   Phase phase;
   if (auto name = reader.string("name", true)) phase.name = *name;
+  if (reader.has("objects")) return parse_objects_step(reader, std::move(phase));
   if (reader.has("churn")) return parse_churn_step(reader, std::move(phase));
   if (reader.has("nodeFlap")) return parse_flap_step(reader, std::move(phase));
   if (auto pods = reader.bounded_count("pods", 1, max_workload_pods, "pods", true)) phase.pods = *pods;
@@ -190,16 +267,25 @@ std::vector<Phase> parse_phases(MapReader& parent) {
   return phases;
 }
 
-// Every entry must be a known invariant (invariants) or also appear in `allowed` (expect).
+// Every entry must be a known invariant (invariants) or also appear in `allowed` (expect: the
+// invariants checked and the declared checks' names, `declared`).
 void check_names(MapReader& reader, std::string_view key, const std::vector<std::string>& names,
-                 const std::vector<std::string>* allowed) {
+                 const std::vector<std::string>* allowed, const std::vector<DeclaredCheck>& declared = {}) {
   std::vector<std::string_view> known;
   for (const auto& spec : invariant_specs) known.push_back(spec.name);
+  std::string known_text = join(known);
+  if (!declared.empty()) {
+    std::vector<std::string_view> names_declared;
+    for (const auto& d : declared) names_declared.push_back(d.name);
+    known_text += "; declared: " + join(names_declared);
+  }
   for (std::size_t i = 0; i < names.size(); ++i) {
     std::string path = reader.path_of(key) + "[" + std::to_string(i) + "]";
     YAML::Mark mark = reader.take(key)[i].Mark();
-    if (find_invariant(names[i]) == nullptr)
-      reader.errors().add(mark, path, "unknown invariant \"" + names[i] + "\" (known: " + join(known) + ")");
+    const bool is_declared =
+        std::any_of(declared.begin(), declared.end(), [&](const auto& d) { return d.name == names[i]; });
+    if (find_invariant(names[i]) == nullptr && !is_declared)
+      reader.errors().add(mark, path, "unknown invariant \"" + names[i] + "\" (known: " + known_text + ")");
     else if (allowed && std::find(allowed->begin(), allowed->end(), names[i]) == allowed->end())
       reader.errors().add(mark, path, "\"" + names[i] + "\" is not listed in " + reader.path_of("invariants"));
   }
@@ -215,13 +301,13 @@ Workload parse_workload(MapReader& reader) {
   bool pods = false;
   for (std::size_t i = 0; i < workload.phases.size(); ++i) {
     const Phase& phase = workload.phases[i];
-    pods = pods || !phase.node_flap;
+    pods = pods || !phase.node_flap;  // pods, a churn, or objects
     if (!phase.node_flap || workload.nodes.count == 0 || phase.node_flap->nodes <= workload.nodes.count) continue;
     reader.errors().add(reader.take("phases")[i]["nodeFlap"]["nodes"].Mark(),
                         reader.path_of("phases") + "[" + std::to_string(i) + "].nodeFlap.nodes",
                         "more than the workload's " + std::to_string(workload.nodes.count) + " nodes");
   }
-  if (!workload.phases.empty() && !pods) reader.error_at("phases", "needs at least one phase of pods");
+  if (!workload.phases.empty() && !pods) reader.error_at("phases", "needs at least one phase of pods or objects");
   std::uint64_t total = 0;  // each phase's pods are at most max_workload_pods: no overflow
   for (const Phase& phase : workload.phases) total += phase.pods;
   if (total > max_workload_pods)
@@ -261,9 +347,11 @@ Checks parse_checks(MapReader& reader) {
     check_names(reader, "invariants", *invariants, nullptr);
     checks.invariants = *invariants;
   }
+  checks.declared = parse_declared(reader);
   if (auto expect = reader.string_list("expect")) {
-    const std::vector<std::string> checked = checks.invariants_to_check();
-    check_names(reader, "expect", *expect, &checked);
+    std::vector<std::string> checked = checks.invariants_to_check();
+    for (const auto& d : checks.declared) checked.push_back(d.name);
+    check_names(reader, "expect", *expect, &checked, checks.declared);
     checks.expect = *expect;
   }
   return checks;

@@ -17,6 +17,7 @@
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/scenario.hpp"
 #include "faultline/harness/schema/component_fault.hpp"
+#include "faultline/harness/schema/declared.hpp"
 #include "faultline/harness/schema/invariants.hpp"
 
 namespace faultline::harness::schema {
@@ -78,13 +79,26 @@ inline constexpr std::uint64_t max_churn_pods = max_workload_pods;
 inline constexpr std::uint64_t max_churn_alive = 20'000;
 inline constexpr faults::Duration max_churn_for = max_workload_duration;
 
-// One step of the workload: a phase of pods (pods > 0), a node flap (node_flap set, pods 0), or a
-// churn (churn set; pods = rate * for, rate = churn.rate).
+// An objects step: `count` objects of any kind made from `template_json` (a whole object with
+// apiVersion, kind and metadata.name, where "{i}" becomes 1..count, or metadata.generateName),
+// created in the workload's namespace unless the template names one, through `resource`'s collection.
+struct ObjectStep {
+  std::string template_json;
+  std::string api_version;  // the template's
+  std::string resource;     // plural resource name: daemonsets
+  std::uint64_t count = 0;
+};
+inline constexpr std::uint64_t max_step_objects = 10'000;  // objects.count
+inline constexpr std::size_t max_object_template_bytes = 64 * 1024;
+
+// One step of the workload: a phase of pods (pods > 0), a node flap (node_flap set, pods 0), a
+// churn (churn set; pods = rate * for, rate = churn.rate) or objects (objects set, pods 0).
 struct Phase {
   std::string name;
   std::uint64_t pods = 0;
   std::optional<NodeFlap> node_flap;
   std::optional<Churn> churn;
+  std::optional<ObjectStep> objects;
   std::optional<double> rate;     // pod creations per second; nullopt: as fast as concurrency allows
   std::uint64_t concurrency = 8;  // creations in flight at once
   PhaseStart start;
@@ -113,7 +127,9 @@ struct Checks {
   std::optional<ResourceChecks> resources;
   // As written: nullopt when the scenario leaves `invariants` out, an empty list for `invariants: []`.
   std::optional<std::vector<std::string>> invariants;
-  // invariants a reproduction expects to be VIOLATED (subset of invariants_to_check())
+  // checks.declared: the scenario's own checks, always checked after the invariants
+  std::vector<DeclaredCheck> declared;
+  // checks a reproduction expects to be VIOLATED (of invariants_to_check() and declared)
   std::vector<std::string> expect;
 
   // What the harness checks: the listed invariants in the order listed, the default set
