@@ -390,6 +390,7 @@ std::string render_html(const Report& r) {
     << kv("settling began", r.settle_started ? net::format_rfc3339(*r.settle_started, 3) : "-")
     << kv("nodes", std::to_string(r.nodes)) << kv("pods created", std::to_string(r.pods_created))
     << kv("creation rate achieved (pods/s)", num(r.create_rate_achieved))
+    << kv("objects created", std::to_string(r.objects_created) + " (" + std::to_string(r.objects_failed) + " failed)")
     << kv("pods bound", std::to_string(r.stats.bound_pods)) << kv("pods running", std::to_string(r.stats.running_pods))
     << kv("pods stranded", std::to_string(r.stats.stranded_pods))
     << kv("pods deleted", std::to_string(r.stats.deleted_pods))

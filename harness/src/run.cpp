@@ -8,6 +8,7 @@
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/component_faults.hpp"
 #include "faultline/harness/node_flap.hpp"
+#include "faultline/harness/object_watcher.hpp"
 #include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/poll.hpp"
 #include "faultline/harness/services.hpp"
@@ -161,8 +162,8 @@ schema::Workload effective_workload(const RunOptions& o, const schema::Scenario&
   schema::Workload w = *sc.workload;
   if (w.phases.empty()) throw std::runtime_error(sc.source + ": the workload has no phases");
   if (o.nodes) w.nodes.count = *o.nodes;
-  // The first phase of pods (a nodeFlap step creates none).
-  auto first = std::find_if(w.phases.begin(), w.phases.end(), [](const auto& p) { return !p.node_flap; });
+  // The first phase of pods (a nodeFlap or objects step creates none).
+  auto first = std::find_if(w.phases.begin(), w.phases.end(), [](const auto& p) { return !p.node_flap && !p.objects; });
   if (first != w.phases.end() && o.pods) first->pods = *o.pods;
   if (first != w.phases.end() && o.rate) first->rate = *o.rate;
   for (auto& phase : w.phases) {
@@ -226,12 +227,14 @@ class Runner {
     watcher_ = std::make_unique<PodWatcher>(*client_, workload_spec_.namespace_, kWorkloadLabel,
                                             max_watched_pods(workload_spec_), clock_);
     co_await watcher_->start();
+    co_await start_declared_watches();
     if (proxy_) {
       audit_ = std::make_unique<AuditCollector>(*proxy_, executor_);
       co_await audit_->start();
     }
     start_soak_checks();
     co_await run_phases(workload);
+    workload_created = WallClock::now();
     if (!armed_) co_await arm();
     r_.notes.push_back(co_await settle_workload(Judged::after_faults));
     co_await stop_soak_checks();
@@ -271,6 +274,7 @@ class Runner {
       if (r_.error.empty()) r_.error = e.what();
     }
     if (audit_) co_await audit_->stop();
+    for (auto& w : object_watchers_) co_await w->stop();
     if (watcher_) {
       co_await watcher_->stop();
       obs.pods = watcher_->snapshot();
@@ -282,8 +286,19 @@ class Runner {
   Observations observations;
   QuietPoints quiet;
   ResourceSampling sampling;
+  std::vector<std::unique_ptr<DeclaredEvaluator>> declared;  // checks.declared, in order
+  std::optional<WallTime> workload_created;                  // the workload's steps finished creating
 
  private:
+  // checks.declared: one watch per check, from before the workload to the end.
+  asio::awaitable<void> start_declared_watches() {
+    for (const auto& check : sc_.checks.declared) {
+      declared.push_back(std::make_unique<DeclaredEvaluator>(check, workload_spec_.namespace_));
+      object_watchers_.push_back(std::make_unique<ObjectWatcher>(*client_, *declared.back()));
+      co_await object_watchers_.back()->start();
+    }
+  }
+
   // checks.quietAfter and checks.resources: checked and sampled in the background while the
   // workload runs, until the cluster has settled at the end.
   void start_soak_checks() {
@@ -511,6 +526,17 @@ class Runner {
         if (wait > SteadyTime::duration::zero()) co_await sleep_for(wait);
       }
       PhaseResult pr = co_await workload.run_phase(phase, arm_once, status);
+      if (phase.objects) {
+        r_.objects_created += static_cast<std::int64_t>(pr.created);
+        r_.objects_failed += static_cast<std::int64_t>(pr.failed);
+        r_.notes.push_back("objects " + pr.name + ": " + std::to_string(pr.created) + "/" +
+                           std::to_string(pr.requested) + " " + phase.objects->resource + " created in " +
+                           fixed(pr.seconds, 2) + "s, " + std::to_string(pr.failed) + " failed");
+        if (pr.failed > 0)
+          throw std::runtime_error("objects " + pr.name + ": " + std::to_string(pr.failed) +
+                                   " creations failed: " + (pr.errors.empty() ? std::string("?") : pr.errors.front()));
+        continue;
+      }
       r_.pods_created += static_cast<std::int64_t>(pr.created);
       created_seconds += pr.seconds;
       r_.notes.push_back("phase " + pr.name + ": " + std::to_string(pr.created) + "/" + std::to_string(pr.requested) +
@@ -587,6 +613,7 @@ class Runner {
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<ProxyAdmin> proxy_;
   std::unique_ptr<PodWatcher> watcher_;
+  std::vector<std::unique_ptr<ObjectWatcher>> object_watchers_;
   std::unique_ptr<AuditCollector> audit_;
   std::unique_ptr<StackProcesses> stack_;
   std::unique_ptr<ComponentFaults> components_;
@@ -608,10 +635,30 @@ std::uint64_t max_watched_pods(const schema::Workload& workload) {
 }
 
 Verdict check_invariants(const schema::Checks& checks, const std::optional<std::vector<std::string>>& expect,
-                         const Observations& obs, Report& report) {
+                         const Observations& obs, Report& report, const std::vector<CheckResult>& declared) {
   std::vector<std::string> names = checks.invariants_to_check();
-  report.checks = run_checks(names, expect ? *expect : checks.expect, obs);
-  if (names.empty()) {
+  const std::vector<std::string>& expected = expect ? *expect : checks.expect;
+  const auto is_declared = [&](const std::string& name) {
+    return std::any_of(checks.declared.begin(), checks.declared.end(), [&](const auto& d) { return d.name == name; });
+  };
+  std::vector<std::string> expected_invariants;
+  for (const auto& e : expected)
+    if (!is_declared(e)) expected_invariants.push_back(e);
+  report.checks = run_checks(names, expected_invariants, obs);
+  for (const auto& spec : checks.declared) {
+    auto found = std::find_if(declared.begin(), declared.end(), [&](const auto& r) { return r.name == spec.name; });
+    CheckResult r;
+    if (found != declared.end()) {
+      r = *found;
+    } else {
+      r.name = spec.name;
+      r.status = CheckStatus::no_data;
+      r.summary = "no data: the run ended before its watch started";
+    }
+    r.expected_violated = std::find(expected.begin(), expected.end(), spec.name) != expected.end();
+    report.checks.push_back(std::move(r));
+  }
+  if (names.empty() && checks.declared.empty()) {
     report.notes.push_back(
         "no invariants checked: the scenario lists `invariants: []`, so the verdict says only "
         "that the run completed without error");
@@ -662,7 +709,15 @@ Report run_scenario(const RunOptions& o, const schema::Scenario& sc, const std::
   std::stable_sort(r.steps.begin(), r.steps.end(),
                    [](const StepRecord& a, const StepRecord& b) { return a.started < b.started; });
   try {
-    Verdict checked = check_invariants(sc.checks, o.expect, obs, r);
+    DeclaredContext context;
+    context.run_started = r.started;
+    context.ended = WallClock::now();
+    context.workload_created = runner.workload_created;
+    context.faults_ended = r.faults_ended;
+    context.audit = obs.audit ? &*obs.audit : nullptr;
+    std::vector<CheckResult> declared;
+    for (const auto& evaluator : runner.declared) declared.push_back(evaluator->result(context));
+    Verdict checked = check_invariants(sc.checks, o.expect, obs, r, declared);
     if (sc.checks.quiet_after || sc.checks.resources) {
       checked = add_soak_checks(sc, runner.quiet, runner.sampling, r);
     }

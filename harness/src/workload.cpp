@@ -114,6 +114,42 @@ json::value make_pod(const std::string& ns, const std::string& name, const schem
   return json::object{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(meta)}, {"spec", std::move(spec)}};
 }
 
+namespace {
+
+std::string template_namespace(const schema::ObjectStep& step) {
+  const json::value object = json::parse(step.template_json);
+  const auto* meta = object.as_object().if_contains("metadata");
+  const auto* ns = meta != nullptr && meta->is_object() ? meta->as_object().if_contains("namespace") : nullptr;
+  return ns != nullptr && ns->is_string() ? std::string(ns->get_string()) : std::string();
+}
+
+}  // namespace
+
+json::value make_object(const schema::ObjectStep& step, const std::string& phase, const std::string& ns,
+                        std::uint64_t index) {
+  json::value object = json::parse(step.template_json);
+  json::value& metadata = object.as_object()["metadata"];
+  if (!metadata.is_object()) metadata.emplace_object();
+  json::object& meta = metadata.as_object();
+  if (auto* name = meta.if_contains("name"); name != nullptr && name->is_string()) {
+    std::string text(name->get_string());
+    replace_all(text, "{i}", std::to_string(index));
+    *name = text;
+  }
+  if (!meta.contains("namespace")) meta["namespace"] = ns;
+  json::value& labels = meta["labels"];
+  if (!labels.is_object()) labels.emplace_object();
+  labels.as_object()[kWorkloadLabel] = "true";
+  labels.as_object()[kPhaseLabel] = phase;
+  return object;
+}
+
+std::string object_collection(const schema::ObjectStep& step, const std::string& workload_namespace) {
+  const std::string ns = template_namespace(step);
+  const std::string root = step.api_version.find('/') == std::string::npos ? "/api/" : "/apis/";
+  return root + step.api_version + "/namespaces/" + (ns.empty() ? workload_namespace : ns) + "/" + step.resource;
+}
+
 Workload::Workload(KubeClient& client, const schema::Workload& spec, std::string scheduler_under_test,
                    ProgressFn progress, const faults::Clock& clock)
     : client_(client),
@@ -200,8 +236,10 @@ asio::awaitable<PhaseResult> Workload::run_phase(const schema::Phase& phase,
                                                  std::function<std::string()> status) {
   PhaseResult r;
   r.name = phase.name;
-  r.requested = phase.pods;
-  const std::string collection = "/api/v1/namespaces/" + spec_.namespace_ + "/pods";
+  const std::uint64_t count = phase.objects ? phase.objects->count : phase.pods;
+  r.requested = count;
+  const std::string collection = phase.objects ? object_collection(*phase.objects, spec_.namespace_)
+                                               : "/api/v1/namespaces/" + spec_.namespace_ + "/pods";
   const std::string scheduler = pod_scheduler_name(phase.pod_template, scheduler_);
   std::optional<TokenBucket> bucket;
   // Burst of one interval per connection: the connections start together without overshooting.
@@ -223,16 +261,23 @@ asio::awaitable<PhaseResult> Workload::run_phase(const schema::Phase& phase,
   auto report = [&](bool final) {
     double secs = elapsed(start, final ? last_end : clock_.now());
     double rate = secs > 0 ? static_cast<double>(created) / secs : 0;
-    progress_("phase " + phase.name + ": created " + std::to_string(created) + "/" + std::to_string(phase.pods) + " (" +
+    progress_("phase " + phase.name + ": created " + std::to_string(created) + "/" + std::to_string(count) + " (" +
                   rate_text(rate) + ")" + (phase.churn ? ", deleted " + std::to_string(r.deleted) : std::string()) +
                   (failed ? ", " + std::to_string(failed) + " failed" : std::string()) + " | " + status(),
               final);
   };
   const IndexTask create = [&](std::uint64_t i) -> asio::awaitable<void> {
     if (bucket) co_await sleep_for(bucket->reserve());
-    const std::string name = pod_name(phase.name, i + 1);
+    std::string name = pod_name(phase.name, i + 1);
     try {
-      const json::value pod = co_await client_.create(collection, make_pod(spec_.namespace_, name, phase, scheduler));
+      json::value body = phase.objects ? make_object(*phase.objects, phase.name, spec_.namespace_, i + 1)
+                                       : make_pod(spec_.namespace_, name, phase, scheduler);
+      if (phase.objects) {
+        const auto& meta = body.at("metadata").as_object();
+        name = meta.contains("name") ? std::string(meta.at("name").as_string())
+                                     : std::string(meta.at("generateName").as_string()) + "*";
+      }
+      const json::value pod = co_await client_.create(collection, std::move(body));
       ++created;
       if (phase.churn) {
         const std::string uid(pod.at("metadata").at("uid").as_string());
@@ -241,8 +286,9 @@ asio::awaitable<PhaseResult> Workload::run_phase(const schema::Phase& phase,
       }
     } catch (const ApiError& e) {
       // 409 for a pod of this run: an earlier attempt of ours got through before its answer was lost.
-      // (A churn does not delete such a pod: its UID is not known; it stays to the end.)
-      if (e.status == 409) {
+      // (A churn does not delete such a pod: its UID is not known; it stays to the end.) An object
+      // already there is a failure: it may be another run's.
+      if (e.status == 409 && !phase.objects) {
         ++created;
       } else {
         ++failed;
@@ -285,10 +331,10 @@ asio::awaitable<PhaseResult> Workload::run_phase(const schema::Phase& phase,
     std::exception_ptr failure;  // of before_first: `create` catches every failure of its own
     try {
       // The first creation starts right after this: the token bucket's first slot is now.
-      if (phase.pods > 0) co_await before_first();
+      if (count > 0) co_await before_first();
       r.started = WallClock::now();
       const auto workers = static_cast<unsigned>(std::max<std::uint64_t>(1, phase.concurrency));
-      co_await parallel_for(phase.pods, workers, create);
+      co_await parallel_for(count, workers, create);
     } catch (...) {
       failure = std::current_exception();
     }

@@ -25,6 +25,31 @@ TEST(Nodes, FollowTheKwokRecommendations) {
   EXPECT_EQ(n.at("status").at("capacity").at("pods").as_string(), "110");
 }
 
+TEST(Objects, TheTemplateWithItsIndexNamespaceAndTheWorkloadLabels) {
+  schema::ObjectStep step;
+  step.api_version = "apps/v1";
+  step.resource = "daemonsets";
+  step.count = 3;
+  step.template_json =
+      R"({"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"ds-{i}","labels":{"app":"x"}},"spec":{"a":1}})";
+  json::value o = make_object(step, "create-ds", "work", 2);
+  EXPECT_EQ(o.at("metadata").at("name").as_string(), "ds-2");
+  EXPECT_EQ(o.at("metadata").at("namespace").as_string(), "work");
+  EXPECT_EQ(o.at("metadata").at("labels").at("app").as_string(), "x");
+  EXPECT_EQ(o.at("metadata").at("labels").at(kWorkloadLabel).as_string(), "true");
+  EXPECT_EQ(o.at("metadata").at("labels").at(kPhaseLabel).as_string(), "create-ds");
+  EXPECT_EQ(o.at("spec").at("a").as_int64(), 1);
+  EXPECT_EQ(object_collection(step, "work"), "/apis/apps/v1/namespaces/work/daemonsets");
+
+  step.api_version = "v1";
+  step.resource = "configmaps";
+  step.template_json = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"generateName":"cm-","namespace":"x"}})";
+  json::value cm = make_object(step, "cms", "work", 1);
+  EXPECT_FALSE(cm.at("metadata").as_object().contains("name"));
+  EXPECT_EQ(cm.at("metadata").at("namespace").as_string(), "x");
+  EXPECT_EQ(object_collection(step, "work"), "/api/v1/namespaces/x/configmaps");
+}
+
 TEST(Nodes, AreReadyWithAReadyConditionThatIsTrue) {
   const auto with_conditions = [](json::array conditions) {
     return json::value{{"metadata", {{"name", "n"}}}, {"status", {{"conditions", std::move(conditions)}}}};

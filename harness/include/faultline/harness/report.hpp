@@ -90,6 +90,8 @@ struct Report {
   std::optional<WallTime> settle_started;
   std::int64_t nodes = 0;
   std::int64_t pods_created = 0;
+  std::int64_t objects_created = 0;  // by the workload's objects steps
+  std::int64_t objects_failed = 0;
   double create_rate_achieved = 0;                     // pods/s over the creation window, measured
   std::map<std::string, std::int64_t> client_retries;  // transient apiserver errors retried, by kind
   std::vector<FaultCounter> faults;

@@ -50,8 +50,10 @@ Report run_scenario(const RunOptions& options, const schema::Scenario& scenario,
 // lists none, nothing for `invariants: []`) against what was observed, with `expect` overriding
 // checks.expect when set. Fills report.checks, adds a note when nothing is checked, and returns the
 // verdict of the checks (pass when there are none). Throws std::invalid_argument for an expectation
-// that names an invariant not being checked.
+// that names an invariant not being checked. `declared` are the results of checks.declared
+// (declared_checks.hpp), added after the invariants in the scenario's order (no-data for one
+// missing); `expect` may name them too.
 Verdict check_invariants(const schema::Checks& checks, const std::optional<std::vector<std::string>>& expect,
-                         const Observations& obs, Report& report);
+                         const Observations& obs, Report& report, const std::vector<CheckResult>& declared = {});
 
 }  // namespace faultline::harness

@@ -36,6 +36,13 @@ std::string pod_scheduler_name(const schema::PodTemplate& t, const std::string& 
 boost::json::value make_pod(const std::string& ns, const std::string& name, const schema::Phase& phase,
                             const std::string& scheduler_name);
 std::string pod_name(const std::string& phase, std::uint64_t index);  // <phase>-00001
+// Object `index` (from 1) of an objects step: its template with "{i}" in metadata.name replaced by
+// the index, metadata.namespace set to `ns` when the template has none, and the workload and phase
+// labels added.
+boost::json::value make_object(const schema::ObjectStep& step, const std::string& phase, const std::string& ns,
+                               std::uint64_t index);
+// The collection an objects step creates in: /apis/apps/v1/namespaces/<ns>/daemonsets.
+std::string object_collection(const schema::ObjectStep& step, const std::string& workload_namespace);
 
 struct PhaseResult {
   std::string name;
@@ -74,7 +81,8 @@ class Workload {
   boost::asio::awaitable<void> wait_nodes_ready(std::chrono::seconds timeout);
   // Told the UID of every pod the harness deletes (a churn), before the delete is sent.
   void on_delete(std::function<void(const std::string& uid)> fn) { on_delete_ = std::move(fn); }
-  // Creates the phase's pods (a churn also deletes each `lifetime` after its creation). before_first runs once, just
+  // Creates the phase's pods (a churn also deletes each `lifetime` after its creation), or an objects
+  // step's objects. before_first runs once, just
   // before the first creation (arming faults). status() is appended to progress lines (e.g. "bound 120").
   boost::asio::awaitable<PhaseResult> run_phase(const schema::Phase& phase,
                                                 std::function<boost::asio::awaitable<void>()> before_first,
