@@ -75,8 +75,7 @@ AtMostPerGroup parse_at_most(MapReader& reader) {
       if (auto p = path_at(group_by[i], reader.path_of("groupBy") + "[" + std::to_string(i) + "]", reader.errors()))
         a.group_by.push_back(std::move(*p));
   }
-  if (reader.has("max")) {
-    YAML::Node node = reader.take("max");
+  if (YAML::Node node = reader.take("max"); node.IsDefined()) {
     const std::string text = node.IsScalar() ? node.Scalar() : std::string();
     std::int64_t value = 0;
     bool number = !text.empty();
@@ -113,8 +112,7 @@ Reaches parse_reaches(MapReader& reader) {
     reader.error_at("equalsField", "give either value or equalsField, not both");
   if (!value.IsDefined() && !reader.has("equalsField"))
     reader.errors().add(reader.node().Mark(), reader.path(), "needs value or equalsField: what the field must reach");
-  if (reader.has("within")) {
-    YAML::Node node = reader.take("within");
+  if (YAML::Node node = reader.take("within"); node.IsDefined()) {
     const std::string text = node.IsScalar() ? node.Scalar() : std::string();
     auto d = parse_duration(text);
     if (!d) reader.error_at("within", duration_problem(text));
