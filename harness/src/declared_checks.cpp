@@ -53,6 +53,7 @@ std::optional<std::string> resolve_field(const json::value& object, const schema
   }
   if (at->is_null()) return std::nullopt;
   if (at->is_string()) return std::string(at->get_string());
+  if (at->is_double()) return fmt::format("{}", at->get_double());  // 1.5, not JSON's 1.5E0
   return json::serialize(*at);
 }
 

@@ -157,7 +157,8 @@ TEST(HarnessE2E, PodDeletedBehindTheHarnessFailsNoUnexpectedDeletes) {
 
 // checks.declared on the real apiserver: an objects step creates two ConfigMaps sharing a label
 // value; kubectl deletes one of them mid-run. The duplicate is still reported (with both names and
-// when it happened), `reaches` passes and fails as written, and a mistyped field path is no-data.
+// when it happened), `reaches` passes and fails as written, and a mistyped field path or a resource
+// that does not exist is no-data.
 TEST(HarnessE2E, DeclaredChecksJudgeObjectsTheWorkloadCreated) {
   Stack stack("kube-scheduler");
   ASSERT_TRUE(stack.up()) << stack.log();
@@ -206,6 +207,15 @@ TEST(HarnessE2E, DeclaredChecksJudgeObjectsTheWorkloadCreated) {
   EXPECT_EQ(typo.at("status").as_string(), "no-data") << json::serialize(typo);
   EXPECT_EQ(typo.at("summary").as_string(),
             "no data: field metadata.labels.slott is absent on all 2 objects of configmaps");
+  json::object missing = check_named(report, "missing-resource");
+  EXPECT_EQ(missing.at("status").as_string(), "no-data") << json::serialize(missing);
+  EXPECT_NE(std::string(missing.at("summary").as_string())
+                .find("the watch of widgets (/apis/example.com/v1/namespaces/declared/widgets) failed: listing"),
+            std::string::npos)
+      << json::serialize(missing);
+  // The proxy's audit was read (without it the check has no data) and holds no kubectl delete.
+  json::object writes = check_named(report, "no-kubectl-writes");
+  EXPECT_EQ(writes.at("status").as_string(), "passed") << json::serialize(writes);
   std::string junit = slurp(out / "junit.xml");
   EXPECT_NE(junit.find("one-per-slot"), std::string::npos);
   EXPECT_NE(slurp(out / "report.html").find("value-never-two"), std::string::npos);

@@ -332,6 +332,24 @@ TEST(NoWriteBy, WithoutAnAuditOrAnObjectThereIsNoData) {
   EXPECT_EQ(none.result(c).status, CheckStatus::no_data);
 }
 
+TEST(ResolveField, ScalarsAsTextAndAbsentSteps) {
+  std::string problem;
+  const auto path = [&](std::string_view text) { return *schema::parse_field_path(text, &problem); };
+  const json::value o = json::parse(
+      R"({"a":{"s":"x","i":3,"d":1.5,"b":true,"n":null,"l":[{"k":"first"}],"m":{"x":1},"dotted.key":"y"}})");
+  EXPECT_EQ(resolve_field(o, path("a.s")), "x");
+  EXPECT_EQ(resolve_field(o, path("a.i")), "3");
+  EXPECT_EQ(resolve_field(o, path("a.d")), "1.5");
+  EXPECT_EQ(resolve_field(o, path("a.b")), "true");
+  EXPECT_EQ(resolve_field(o, path("a.l[0].k")), "first");
+  EXPECT_EQ(resolve_field(o, path("a.m")), R"({"x":1})");
+  EXPECT_EQ(resolve_field(o, path(R"(a["dotted.key"])")), "y");
+  EXPECT_FALSE(resolve_field(o, path("a.n")));
+  EXPECT_FALSE(resolve_field(o, path("a.l[1].k")));
+  EXPECT_FALSE(resolve_field(o, path("a.s.deeper")));
+  EXPECT_FALSE(resolve_field(o, path("a.missing")));
+}
+
 TEST(GlobMatch, StarMatchesAnyText) {
   EXPECT_TRUE(glob_match("kube-controller-manager/*", "kube-controller-manager/v1.36.0 (linux)"));
   EXPECT_TRUE(glob_match("*", ""));
