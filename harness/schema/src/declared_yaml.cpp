@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "faultline/faults/yaml_load.hpp"
 #include "sections.hpp"
 
 namespace faultline::harness::schema::detail {
@@ -18,6 +19,18 @@ std::optional<FieldPath> path_at(const YAML::Node& node, const std::string& path
   auto parsed = parse_field_path(*text, &problem);
   if (!parsed) errors.add(node.Mark(), path, problem);
   return parsed;
+}
+
+// A scalar as a field's value is compared: YAML 1.2's core schema types it (True is true, 03 is 3),
+// then strings are their characters and numbers and booleans as JSON writes them. "" for null.
+std::string scalar_text(const YAML::Node& node) {
+  const boost::json::value v = to_json(node);
+  if (v.is_string()) return std::string(v.get_string());
+  if (v.is_bool()) return v.get_bool() ? "true" : "false";
+  if (v.is_int64()) return std::to_string(v.get_int64());
+  if (v.is_uint64()) return std::to_string(v.get_uint64());
+  if (v.is_null()) return {};
+  return node.Scalar();  // a decimal, as written
 }
 
 std::optional<FieldPath> field_path(MapReader& reader, std::string_view key, bool required) {
@@ -105,7 +118,9 @@ Reaches parse_reaches(MapReader& reader) {
   if (value.IsDefined()) {
     if (!value.IsScalar())
       reader.error_at("value", "expected a scalar (a string, number or boolean), got " + describe(value));
-    else r.value = value.Scalar();
+    else r.value = scalar_text(value);
+    if (r.value && r.value->empty() && value.Tag() != "!")
+      reader.error_at("value", "null never matches: a field that is null counts as absent");
   }
   r.equals_field = field_path(reader, "equalsField", false);
   if (value.IsDefined() && reader.has("equalsField"))

@@ -92,6 +92,27 @@ TEST(DeclaredChecks, EveryKindAsWritten) {
   EXPECT_TRUE(s->checks.invariants_to_check().empty());
 }
 
+std::optional<std::string> reaches_value(const std::string& value) {
+  auto s = load_scenario_text(
+      "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: t}\nchecks:\n  declared:\n"
+      "    - {name: r, watch: {apiVersion: v1, resource: pods}, "
+      "reaches: {field: a, value: " +
+          value + ", within: 1s}}\n",
+      "t.yaml");
+  return std::get<Reaches>(s->checks.declared.at(0).kind).value;
+}
+
+// The value is compared with the field as text: typed as YAML types it, then written as JSON would.
+TEST(DeclaredChecks, ReachesValueIsTheScalarAsJsonWritesIt) {
+  EXPECT_EQ(reaches_value("3"), "3");
+  EXPECT_EQ(reaches_value("03"), "3");
+  EXPECT_EQ(reaches_value(R"("03")"), "03");
+  EXPECT_EQ(reaches_value("True"), "true");
+  EXPECT_EQ(reaches_value("Running"), "Running");
+  EXPECT_EQ(reaches_value("1.5"), "1.5");
+  EXPECT_THROW(reaches_value("null"), faults::ScenarioError);
+}
+
 TEST(ObjectsStep, TemplateCountRateAndNoPods) {
   auto s = load_declared();
   ASSERT_TRUE(s->workload);
