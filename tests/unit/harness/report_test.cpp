@@ -27,6 +27,7 @@ Report report_for(const Observations& obs, const std::vector<std::string>& expec
   r.finished = WallTime{} + std::chrono::seconds(60);
   r.nodes = 2;
   r.pods_created = 4;
+  r.objects_created = 2;
   r.create_rate_achieved = 812.5;
   r.checks = run_checks(schema::invariant_names(), expect, obs);
   r.verdict = decide_verdict(r.checks);
@@ -86,6 +87,8 @@ TEST(ReportJson, CarriesTheDesignFields) {
   EXPECT_EQ(doc.at("cluster").at("scheduler").as_string(), "yunikorn");
   EXPECT_EQ(doc.at("workload").at("podsCreated").to_number<std::int64_t>(), 4);
   EXPECT_DOUBLE_EQ(doc.at("workload").at("createRateAchieved").to_number<double>(), 812.5);
+  EXPECT_EQ(doc.at("workload").at("objectsCreated").to_number<std::int64_t>(), 2);
+  EXPECT_EQ(doc.at("workload").at("objectsFailed").to_number<std::int64_t>(), 0);
   EXPECT_EQ(doc.at("faults").at(0).at("rule").as_string(), "outage-mid-bind");
   const auto& checks = doc.at("checks").as_array();
   ASSERT_EQ(checks.size(), schema::invariant_names().size());
