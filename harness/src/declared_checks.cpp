@@ -1,6 +1,7 @@
 #include "faultline/harness/declared_checks.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "faultline/harness/limits.hpp"
@@ -139,6 +140,7 @@ void DeclaredEvaluator::regroup(const std::string& id, Object& object, const jso
   if (first) {
     v->second.at = at;
     for (const auto& m : members) v->second.refs.push_back(objects_.at(m).ref);
+    std::sort(v->second.refs.begin(), v->second.refs.end());  // by name, not by uid
     std::string joined;
     for (const auto& value : values) joined += (joined.empty() ? "" : ", ") + value;
     v->second.values = joined;

@@ -219,6 +219,19 @@ TEST(HarnessE2E, DeclaredChecksJudgeObjectsTheWorkloadCreated) {
   std::string junit = slurp(out / "junit.xml");
   EXPECT_NE(junit.find("one-per-slot"), std::string::npos);
   EXPECT_NE(slurp(out / "report.html").find("value-never-two"), std::string::npos);
+
+  // Again on the same stack: cm-1 is still there from the first run (cm-2 was deleted), and an
+  // object this step did not create is an error, not a creation.
+  fs::path again = stack.dir() / "report-again";
+  CommandResult second = run_harness(
+      stack, fs::path(FAULTLINE_TEST_DATA_DIR) / "harness" / "scenarios" / "declared-configmaps.yaml", again);
+  EXPECT_EQ(second.exit_code, 2) << second.output;
+  json::value report2 = json::parse(slurp(again / "report.json"));
+  EXPECT_EQ(report2.at("workload").at("objectsCreated").to_number<std::int64_t>(), 1);
+  EXPECT_EQ(report2.at("workload").at("objectsFailed").to_number<std::int64_t>(), 1);
+  EXPECT_NE(std::string(report2.at("error").as_string()).find("cm-1: "), std::string::npos) << report2.at("error");
+  EXPECT_NE(std::string(report2.at("error").as_string()).find("not created by this step"), std::string::npos)
+      << report2.at("error");
 }
 
 // Every bind is answered 500 for 20 s while checks.settle is 15 s: the pods stay Pending without a
