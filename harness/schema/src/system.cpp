@@ -221,12 +221,16 @@ class Loader {
       }
     });
     section(root, "exclusive", [&](detail::MapReader& r) {
-      if (auto port = r.bounded_count("port", 1, 65535, "", true)) system_.exclusive_port = *port;
+      if (auto port = r.count("port", 1, true)) {
+        if (*port > 65535) r.error_at("port", "expected a TCP port from 1 to 65535, got " + std::to_string(*port));
+        else system_.exclusive_port = static_cast<std::uint16_t>(*port);
+      }
     });
     if (auto v = list(root, "command", true, true)) {
       if (v->empty()) root.error_at("command", "expected the program and its arguments, got an empty list");
       system_.command = *v;
     }
+    if (!root.has("env")) root.take("env");  // known, for the list of allowed keys
     if (root.has("env")) {
       const YAML::Node node = root.node()["env"];
       if (auto env = root.string_map("env")) {
