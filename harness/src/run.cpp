@@ -31,6 +31,13 @@ std::string fixed(double v, int decimals = 1) { return fmt::format("{:.{}f}", v,
 // data source, whatever its name.
 std::string checks_scheduler(const RunOptions& o) { return o.yunikorn_url.empty() ? o.scheduler : "yunikorn"; }
 
+// The scenario's checks, with the system file's invariants when the scenario lists none.
+schema::Checks checks_of(const RunOptions& o, const schema::Scenario& sc) {
+  schema::Checks checks = sc.checks;
+  if (!checks.invariants && o.default_checks) checks.invariants = o.default_checks;
+  return checks;
+}
+
 // Polls the proxy's audit log in the background so nothing is evicted from its memory before we
 // read it. A failed poll (the admin API busy for a moment) is retried by the next one; reading
 // resumes where it stopped, and records evicted meanwhile make every later poll fail (410).
@@ -303,7 +310,7 @@ class Runner {
                                 *watcher_,
                                 std::move(audit),
                                 std::move(base),
-                                sc_.checks.invariants_to_check(),
+                                checks_of(o_, sc_).invariants_to_check(),
                                 *sc_.checks.quiet_after,
                                 clock_};
       quiet_task_ = std::make_unique<BackgroundTask>(executor_);
@@ -666,9 +673,7 @@ Report run_scenario(const RunOptions& o, const schema::Scenario& sc, const std::
   std::stable_sort(r.steps.begin(), r.steps.end(),
                    [](const StepRecord& a, const StepRecord& b) { return a.started < b.started; });
   try {
-    schema::Checks checks = sc.checks;
-    if (!checks.invariants && o.default_checks) checks.invariants = o.default_checks;
-    Verdict checked = check_invariants(checks, o.expect, obs, r);
+    Verdict checked = check_invariants(checks_of(o, sc), o.expect, obs, r);
     if (sc.checks.quiet_after || sc.checks.resources) {
       checked = add_soak_checks(sc, runner.quiet, runner.sampling, r);
     }
