@@ -288,6 +288,7 @@ int main(int argc, char** argv) {
 
   std::string scenario_file, env_file, kubeconfig, context, scheduler, yunikorn_url, proxy_url, out_dir, expect;
   std::string settle, churn_for, yunikorn_build, stack_run_dir, stack_script, system_arg, systems_dir;
+  std::string system_metrics_url;
   std::uint64_t nodes = 0;
   std::uint64_t pods = 0;
   std::uint64_t seed = 0;
@@ -420,6 +421,7 @@ int main(int argc, char** argv) {
     default_from(kubeconfig, env, "FAULTLINE_ADMIN_KUBECONFIG");
     if (system_arg.empty() && scheduler.empty()) default_from(system_arg, env, "FAULTLINE_SYSTEM_FILE");
     default_from(systems_dir, env, "FAULTLINE_SYSTEMS_DIR");
+    default_from(system_metrics_url, env, "FAULTLINE_SYSTEM_METRICS_URL");
     if (system_arg.empty() && !scheduler.empty() && !systems_dir.empty()) system_arg = scheduler;
     default_from(scheduler, env, "FAULTLINE_SCHEDULER");
     default_from(yunikorn_url, env, "FAULTLINE_YUNIKORN_URL");
@@ -457,7 +459,8 @@ int main(int argc, char** argv) {
     o.scheduler_name = system->scheduler_name.empty() ? "default-scheduler" : system->scheduler_name;
     if (!system->yunikorn_rest.empty()) o.yunikorn_url = yunikorn_url.empty() ? system->yunikorn_rest : yunikorn_url;
     o.default_checks = system->checks;
-    o.system = fh::SystemRecord{system->name, system->source, system->identity.user, system->identity.user_agents};
+    o.system = fh::SystemRecord{system->name, system->source, system->identity.user, system->identity.user_agents,
+                                system->metrics ? system_metrics_url : std::string()};
   } else {
     o.scheduler = scheduler.empty() ? "yunikorn" : scheduler;
     o.yunikorn_url = o.scheduler == "yunikorn" ? yunikorn_url : std::string();

@@ -73,6 +73,7 @@ struct SystemRecord {
   std::string file;
   std::string user;  // the identity it authenticates as
   std::vector<std::string> user_agents;
+  std::string metrics_url;  // where it serves its metrics (metrics.url, filled by the stack); empty: none
 };
 
 struct Report {
