@@ -29,6 +29,9 @@ locked = mkdir -p $(1) && flock $(1)/.faultline-build.lock
 SCENARIO  ?= yunikorn-3355-outage
 # An airflow-* scenario runs on kube-scheduler (scripts/airflow); the others default to YuniKorn.
 SCHEDULER ?= $(if $(filter airflow-%,$(SCENARIO)),kube-scheduler,yunikorn)
+# The system under test (docs/systems.md): a name in harness/systems or a system file; SCHEDULER= is
+# the older spelling of the same.
+SYSTEM ?= $(SCHEDULER)
 # The Airflow of an airflow-* scenario: affected (2.6.1, default) or fixed (2.6.2)
 AIRFLOW   ?=
 NODES     ?=
@@ -52,12 +55,12 @@ ifeq ($(CLUSTER),local)
 STACK       := scripts/stack
 CHAOS_NEEDS := bins components
 STACK_NEEDS := bins components
-STACK_UP    := scripts/stack up --scheduler $(SCHEDULER) --proxy-bin $(BUILD_DIR)/proxy/faultline-proxy
+STACK_UP    := scripts/stack up --system $(SYSTEM) --proxy-bin $(BUILD_DIR)/proxy/faultline-proxy
 else ifeq ($(CLUSTER),kind)
 STACK       := scripts/kind
 CHAOS_NEEDS := harness-bin
 STACK_NEEDS :=
-STACK_UP    := scripts/kind up --scheduler $(SCHEDULER)
+STACK_UP    := scripts/kind up --scheduler $(SYSTEM)
 else
 $(error CLUSTER must be local or kind, not '$(CLUSTER)')
 endif
@@ -234,7 +237,7 @@ stack-status:
 	$(STACK) status
 
 chaos: $(CHAOS_NEEDS)
-	scripts/chaos --cluster $(CLUSTER) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
+	scripts/chaos --cluster $(CLUSTER) --scenario $(SCENARIO) --system $(SYSTEM) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(SETTLE),--settle $(SETTLE)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect) $(if $(AIRFLOW),--airflow $(AIRFLOW))
 
@@ -244,7 +247,7 @@ soak: bins components
 ifneq ($(MATRIX),)
 	scripts/soak --matrix $(MATRIX) $(if $(OUT),--out $(OUT))
 else
-	$(if $(AIRFLOW),FAULTLINE_AIRFLOW_VARIANT=$(AIRFLOW)) scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SCHEDULER) \
+	$(if $(AIRFLOW),FAULTLINE_AIRFLOW_VARIANT=$(AIRFLOW)) scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SYSTEM) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(SETTLE),--settle $(SETTLE)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 endif

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 #include "faultline/faults/duration.hpp"
@@ -20,6 +21,7 @@
 #include "faultline/harness/scenario_seed.hpp"
 #include "faultline/harness/schema/matrix.hpp"
 #include "faultline/harness/schema/scenario.hpp"
+#include "faultline/harness/schema/system.hpp"
 #include "faultline/harness/sweep.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/rfc3339.hpp"
@@ -237,6 +239,46 @@ int matrix_report(const std::string& dir) {
   }
 }
 
+// A system named or given as a file (docs/systems.md); nullopt after printing its errors.
+std::optional<hs::System> load_system_or_print(const std::string& name_or_path, const std::string& shipped) {
+  try {
+    return hs::load_system_file(hs::resolve_system(name_or_path, shipped));
+  } catch (const ff::ScenarioError& e) {
+    for (const auto& err : e.errors()) std::cerr << err << "\n";
+    return std::nullopt;
+  }
+}
+
+// `system FILE`: the validated file as JSON, with the placeholders of --set NAME=VALUE filled.
+int print_system(const std::string& name_or_path, const std::string& shipped, const std::vector<std::string>& sets) {
+  auto system = load_system_or_print(name_or_path, shipped);
+  if (!system) return 2;
+  std::map<std::string, std::string> values;
+  for (const auto& set : sets) {
+    auto eq = set.find('=');
+    const std::string name = set.substr(0, eq);
+    if (eq == std::string::npos || std::find(std::begin(hs::system_placeholders), std::end(hs::system_placeholders),
+                                             name) == std::end(hs::system_placeholders)) {
+      std::cerr << "faultline-harness system: --set " << set << ": expected PLACEHOLDER=VALUE with a placeholder of "
+                << "docs/systems.md (kubeconfig, port, ...)\n";
+      return 2;
+    }
+    values[name] = set.substr(eq + 1);
+  }
+  std::cout << boost::json::serialize(hs::system_json(hs::fill_placeholders(*system, values))) << "\n";
+  return 0;
+}
+
+// Whether a file to validate is a system file (kind: System) rather than a scenario.
+bool is_system_file(const std::string& path) {
+  try {
+    static const std::regex kind(R"((^|\n)kind:[ \t]*["']?System["']?[ \t]*(#[^\n]*)?(\r?\n|$))");
+    return std::regex_search(ff::read_scenario_file(path), kind);
+  } catch (const std::exception&) {
+    return false;  // the scenario loader reports why it cannot be read
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -245,7 +287,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", faultline::version_line("faultline-harness"));
 
   std::string scenario_file, env_file, kubeconfig, context, scheduler, yunikorn_url, proxy_url, out_dir, expect;
-  std::string settle, churn_for, yunikorn_build, stack_run_dir, stack_script;
+  std::string settle, churn_for, yunikorn_build, stack_run_dir, stack_script, system_arg, systems_dir;
+  std::string system_metrics_url;
   std::uint64_t nodes = 0;
   std::uint64_t pods = 0;
   std::uint64_t seed = 0;
@@ -263,7 +306,13 @@ int main(int argc, char** argv) {
   run->add_option("--kubeconfig", kubeconfig,
                   "admin kubeconfig (default $FAULTLINE_ADMIN_KUBECONFIG, then $KUBECONFIG)");
   run->add_option("--context", context, "kubeconfig context (default: current)");
-  run->add_option("--scheduler", scheduler, "yunikorn | kube-scheduler (default $FAULTLINE_SCHEDULER, else yunikorn)");
+  run->add_option("--system", system_arg,
+                  "the system under test: a system file or a shipped system's name (default $FAULTLINE_SYSTEM_FILE)");
+  run->add_option("--systems-dir", systems_dir,
+                  "the shipped systems, for a name (default $FAULTLINE_SYSTEMS_DIR: harness/systems)");
+  run->add_option("--scheduler", scheduler,
+                  "a shipped system's name (yunikorn, kube-scheduler); without a system file: yunikorn | "
+                  "kube-scheduler (default $FAULTLINE_SCHEDULER, else yunikorn)");
   run->add_option("--yunikorn-url", yunikorn_url, "YuniKorn REST API (default $FAULTLINE_YUNIKORN_URL)");
   run->add_option(
       "--yunikorn-build", yunikorn_build,
@@ -317,6 +366,15 @@ int main(int argc, char** argv) {
   std::string validate_file;
   validate->add_option("scenario", validate_file, "scenario YAML file")->required();
 
+  auto* system_cmd = app.add_subcommand(
+      "system", "load and validate a system file (docs/systems.md), print it as JSON with placeholders filled");
+  std::string system_file;
+  std::vector<std::string> system_sets;
+  system_cmd->add_option("system", system_file, "system file, or a shipped system's name with --systems-dir")
+      ->required();
+  system_cmd->add_option("--systems-dir", systems_dir, "the shipped systems (harness/systems), for a name");
+  system_cmd->add_option("--set", system_sets, "PLACEHOLDER=VALUE: fill {PLACEHOLDER} (repeatable)");
+
   auto* matrix =
       app.add_subcommand("matrix", "matrix sweeps (scripts/soak --matrix): expand a matrix, report on a sweep");
   matrix->require_subcommand(1);
@@ -338,7 +396,15 @@ int main(int argc, char** argv) {
   if (*matrix_report_cmd) return matrix_report(matrix_dir);
   limits.max_body_bytes = max_response_mib << 20;
 
+  if (*system_cmd) return print_system(system_file, systems_dir, system_sets);
+
   if (*validate) {
+    if (is_system_file(validate_file)) {
+      auto system = load_system_or_print(validate_file, "");
+      if (!system) return 2;
+      std::cout << validate_file << ": ok (system " << system->name << ", user " << system->identity.user << ")\n";
+      return 0;
+    }
     auto loaded = load_or_print(validate_file);
     if (!loaded) return 2;
     const auto& sc = loaded->scenario;
@@ -353,6 +419,10 @@ int main(int argc, char** argv) {
   try {
     auto env = read_env_file(env_file);
     default_from(kubeconfig, env, "FAULTLINE_ADMIN_KUBECONFIG");
+    if (system_arg.empty() && scheduler.empty()) default_from(system_arg, env, "FAULTLINE_SYSTEM_FILE");
+    default_from(systems_dir, env, "FAULTLINE_SYSTEMS_DIR");
+    default_from(system_metrics_url, env, "FAULTLINE_SYSTEM_METRICS_URL");
+    if (system_arg.empty() && !scheduler.empty() && !systems_dir.empty()) system_arg = scheduler;
     default_from(scheduler, env, "FAULTLINE_SCHEDULER");
     default_from(yunikorn_url, env, "FAULTLINE_YUNIKORN_URL");
     default_from(proxy_url, env, "FAULTLINE_PROXY_ADMIN_URL");
@@ -381,8 +451,20 @@ int main(int argc, char** argv) {
 
   o.kubeconfig = kubeconfig;
   o.context = context;
-  o.scheduler = scheduler.empty() ? "yunikorn" : scheduler;
-  o.yunikorn_url = o.scheduler == "yunikorn" ? yunikorn_url : std::string();
+  if (!system_arg.empty()) {
+    // The system file names the scheduler, the checks that apply and the YuniKorn data source.
+    auto system = load_system_or_print(system_arg, systems_dir);
+    if (!system) return 2;
+    o.scheduler = system->name;
+    o.scheduler_name = system->scheduler_name.empty() ? "default-scheduler" : system->scheduler_name;
+    if (!system->yunikorn_rest.empty()) o.yunikorn_url = yunikorn_url.empty() ? system->yunikorn_rest : yunikorn_url;
+    o.default_checks = system->checks;
+    o.system = fh::SystemRecord{system->name, system->source, system->identity.user, system->identity.user_agents,
+                                system->metrics ? system_metrics_url : std::string()};
+  } else {
+    o.scheduler = scheduler.empty() ? "yunikorn" : scheduler;
+    o.yunikorn_url = o.scheduler == "yunikorn" ? yunikorn_url : std::string();
+  }
   o.proxy_admin_url = proxy_url;
   o.stack_run_dir = stack_run_dir;
   o.stack_script = stack_script;
@@ -419,7 +501,7 @@ int main(int argc, char** argv) {
   ConsoleProgress progress;
   fh::ProgressFn progress_fn = [&progress](const std::string& line, bool final) { progress(line, final); };
   fh::Report report = fh::run_scenario(o, *sc, text, progress_fn);
-  if (report.scheduler == "yunikorn") report.yunikorn_build = yunikorn_build;
+  if (!o.yunikorn_url.empty()) report.yunikorn_build = yunikorn_build;
   try {
     fh::write_reports(report, o.out_dir);
   } catch (const std::exception& e) {

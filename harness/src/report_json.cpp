@@ -74,6 +74,15 @@ std::string render_json(const Report& r) {
   double duration = std::chrono::duration<double>(r.finished - r.started).count();
   json::object cluster{{"scheduler", r.scheduler}, {"versions", std::move(versions)}};
   if (!r.yunikorn_build.empty()) cluster["yunikornBuild"] = json::parse(r.yunikorn_build);
+  if (r.system) {
+    json::array agents;
+    for (const auto& a : r.system->user_agents) agents.emplace_back(a);
+    cluster["system"] = json::object{
+        {"name", r.system->name},
+        {"file", r.system->file},
+        {"identity", json::object{{"user", r.system->user}, {"userAgents", agents}}},
+        {"metricsUrl", r.system->metrics_url.empty() ? json::value(nullptr) : json::value(r.system->metrics_url)}};
+  }
   json::object doc{
       {"faultline", json::object{{"version", r.faultline_version}, {"commit", r.faultline_commit}}},
       {"scenario", r.scenario},

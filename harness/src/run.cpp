@@ -28,6 +28,17 @@ double seconds_between(SteadyTime from, SteadyTime to) { return std::chrono::dur
 
 std::string fixed(double v, int decimals = 1) { return fmt::format("{:.{}f}", v, decimals); }
 
+// The scheduler the checks see: the YuniKorn checks apply to a system with YuniKorn's REST API as a
+// data source, whatever its name.
+std::string checks_scheduler(const RunOptions& o) { return o.yunikorn_url.empty() ? o.scheduler : "yunikorn"; }
+
+// The scenario's checks, with the system file's invariants when the scenario lists none.
+schema::Checks checks_of(const RunOptions& o, const schema::Scenario& sc) {
+  schema::Checks checks = sc.checks;
+  if (!checks.invariants && o.default_checks) checks.invariants = o.default_checks;
+  return checks;
+}
+
 // Polls the proxy's audit log in the background so nothing is evicted from its memory before we
 // read it. A failed poll (the admin API busy for a moment) is retried by the next one; reading
 // resumes where it stopped, and records evicted meanwhile make every later poll fail (410).
@@ -209,7 +220,8 @@ class Runner {
     client_ = std::make_unique<KubeClient>(executor_, client_options);
     r_.versions["kube-apiserver"] = co_await first_contact(client_options);
     workload_spec_ = effective_workload(o_, sc_);
-    Workload workload(*client_, workload_spec_, o_.scheduler, progress_, clock_);
+    Workload workload(*client_, workload_spec_, o_.scheduler_name.empty() ? o_.scheduler : o_.scheduler_name, progress_,
+                      clock_);
     workload.on_delete([this](const std::string& uid) { watcher_->mark_deleted_by_harness(uid); });
     co_await workload.ensure_namespace();
     co_await workload.delete_leftover_pods(seconds(120));
@@ -222,7 +234,7 @@ class Runner {
     r_.nodes = static_cast<std::int64_t>(workload_spec_.nodes.count);
     co_await workload.create_nodes(o_.node_concurrency);
     co_await workload.wait_nodes_ready(o_.node_ready_timeout);
-    if (o_.scheduler == "yunikorn") co_await wait_yunikorn_nodes();
+    if (!o_.yunikorn_url.empty()) co_await wait_yunikorn_nodes();
 
     watcher_ = std::make_unique<PodWatcher>(*client_, workload_spec_.namespace_, kWorkloadLabel,
                                             max_watched_pods(workload_spec_), clock_);
@@ -304,7 +316,7 @@ class Runner {
   void start_soak_checks() {
     if (sc_.checks.quiet_after) {
       Observations base;
-      base.scheduler = o_.scheduler;
+      base.scheduler = checks_scheduler(o_);
       base.harness_user_agent = kHarnessUserAgent;
       std::function<const std::vector<AuditRecord>*()> audit = [this]() -> const std::vector<AuditRecord>* {
         return audit_ ? &audit_->records() : nullptr;
@@ -313,7 +325,7 @@ class Runner {
                                 *watcher_,
                                 std::move(audit),
                                 std::move(base),
-                                sc_.checks.invariants_to_check(),
+                                checks_of(o_, sc_).invariants_to_check(),
                                 *sc_.checks.quiet_after,
                                 clock_};
       quiet_task_ = std::make_unique<BackgroundTask>(executor_);
@@ -342,9 +354,7 @@ class Runner {
 
   void validate_options() {
     check_faults_end();
-    if (o_.scheduler != "yunikorn" && o_.scheduler != "kube-scheduler") {
-      throw std::runtime_error("scheduler must be yunikorn or kube-scheduler, not '" + o_.scheduler + "'");
-    }
+    if (o_.scheduler.empty()) throw std::runtime_error("no system under test (--system or --scheduler)");
     if (o_.scheduler == "yunikorn" && o_.yunikorn_url.empty()) {
       throw std::runtime_error("scheduler is yunikorn but no YuniKorn REST URL was given (--yunikorn-url)");
     }
@@ -587,7 +597,7 @@ class Runner {
       r_.faults = co_await proxy_->rules();
       co_await proxy_->disarm();
     }
-    if (o_.scheduler == "yunikorn") {
+    if (!o_.yunikorn_url.empty()) {
       co_await sleep_for(seconds(2));  // let the core apply the shim's last updates
       std::string dump;
       observations.yunikorn = co_await take_yunikorn_snapshot(o_.yunikorn_url, &dump, "default", o_.limits);
@@ -691,6 +701,7 @@ Report run_scenario(const RunOptions& o, const schema::Scenario& sc, const std::
   r.scenario_file = sc.source;
   r.seed = sc.seed;
   r.scheduler = o.scheduler;
+  r.system = o.system;
   r.started = WallClock::now();
   // The whole run is one single-threaded io_context on this thread.
   asio::io_context ioc;
@@ -703,7 +714,7 @@ Report run_scenario(const RunOptions& o, const schema::Scenario& sc, const std::
     r.error = e.what();
   }
   Observations& obs = runner.observations;
-  obs.scheduler = o.scheduler;
+  obs.scheduler = checks_scheduler(o);
   obs.harness_user_agent = kHarnessUserAgent;
   run_blocking(ioc, runner.finish_observations(obs));
   std::stable_sort(r.steps.begin(), r.steps.end(),
@@ -717,7 +728,7 @@ Report run_scenario(const RunOptions& o, const schema::Scenario& sc, const std::
     context.audit = obs.audit ? &*obs.audit : nullptr;
     std::vector<CheckResult> declared;
     for (const auto& evaluator : runner.declared) declared.push_back(evaluator->result(context));
-    Verdict checked = check_invariants(sc.checks, o.expect, obs, r, declared);
+    Verdict checked = check_invariants(checks_of(o, sc), o.expect, obs, r, declared);
     if (sc.checks.quiet_after || sc.checks.resources) {
       checked = add_soak_checks(sc, runner.quiet, runner.sampling, r);
     }

@@ -231,6 +231,75 @@ TEST_P(StackE2E, KwokNodesReadyAndPodScheduledAndRunning) {
   }
 }
 
+// A system that is not in the tree: a file written here, a shell loop of kubectl labelling pods.
+// The stack issues its identity, binds its role, applies its manifest, starts it behind
+// faultline-proxy and awaits its ready command; its patches cross the proxy with kubectl's agent.
+TEST(StackSystemFile, ProgramOutsideTheTreeRunsThroughTheProxy) {
+  const std::string proxy_bin = std::string(FAULTLINE_BINARY_DIR) + "/proxy/faultline-proxy";
+  ASSERT_TRUE(fs::exists(proxy_bin)) << "faultline-proxy is not built at " << proxy_bin;
+  const auto components = run_command(std::string(FAULTLINE_SOURCE_DIR) + "/scripts/components path");
+  ASSERT_EQ(components.exit_code, 0) << components.output;
+  const std::string kubectl = components.output.substr(0, components.output.find('\n')) + "/kubectl";
+  char tmpl[] = "/tmp/faultline-system-e2e-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const fs::path dir = tmpl;
+  const fs::path run_dir = dir / "run";
+  std::ofstream(dir / "role.yaml")
+      << "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: 'faultline:labeller'}\n"
+         "rules: [{apiGroups: [''], resources: [pods], verbs: [get, list, patch]}]\n";
+  std::ofstream(dir / "labeller.yaml")
+      << "apiVersion: faultline/v1\nkind: System\nmetadata: {name: labeller}\n"
+      << "build: {path: " << kubectl << "}\n"
+      << "identity: {user: 'faultline:labeller', clusterRoles: ['faultline:labeller'], userAgents: ['kubectl/*']}\n"
+      << "setup: {manifests: [role.yaml]}\n"
+      << "command: [bash, -c, 'while true; do {bin} --kubeconfig {kubeconfig} -n faultline label pods "
+         "-l faultline.io/e2e=1 labelled=yes --overwrite; sleep 1; done']\n"
+      << "ready: {command: ['{bin}', --kubeconfig, '{kubeconfig}', -n, faultline, auth, can-i, patch, pods], "
+         "timeout: 60s}\n";
+  const std::string up_command = stack_script() + " up --system " + shell_quote((dir / "labeller.yaml").string()) +
+                                 " --run-dir " + shell_quote(run_dir.string()) + " --nodes 0 --proxy-bin " +
+                                 shell_quote(proxy_bin);
+  const auto up = run_command(up_command);
+  auto env = read_env_file(run_dir / "env");
+  bool labelled = false;
+  bool audited = false;
+  std::string audit_body;
+  if (up.exit_code == 0) {
+    EXPECT_EQ(env["FAULTLINE_SCHEDULER"], "labeller");
+    EXPECT_EQ(env["FAULTLINE_SYSTEM_FILE"], (dir / "labeller.yaml").string());
+    const auto created = run_command(admin_kubectl_command(
+        env, "-n faultline run e2e-labelled --image=x --labels=faultline.io/e2e=1 --restart=Never"));
+    EXPECT_EQ(created.exit_code, 0) << created.output;
+    for (int i = 0; i < 200 && !(labelled && audited); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const auto label = run_command(
+          admin_kubectl_command(env, "-n faultline get pod e2e-labelled -o jsonpath='{.metadata.labels.labelled}'"));
+      labelled = label.exit_code == 0 && label.output.find("yes") != std::string::npos;
+      const auto audit = run_command("curl -sf " + shell_quote(env["FAULTLINE_PROXY_ADMIN_URL"] + "/v1/audit?since=0"));
+      audit_body = audit.output;
+      std::istringstream lines(audit.output);
+      std::string line;
+      while (std::getline(lines, line)) {
+        if (line.empty()) continue;
+        const json::value record = json::parse(line);
+        const auto* verb = record.as_object().if_contains("verb");
+        const auto* agent = record.as_object().if_contains("userAgent");
+        const auto* name = record.as_object().if_contains("name");
+        if (verb && verb->is_string() && verb->as_string() == "patch" && agent && agent->is_string() &&
+            agent->as_string().starts_with("kubectl/") && name && name->is_string() &&
+            name->as_string() == "e2e-labelled")
+          audited = true;
+      }
+    }
+  }
+  const auto down = run_command(stack_script() + " down --run-dir " + shell_quote(run_dir.string()));
+  ASSERT_EQ(up.exit_code, 0) << up_command << "\n" << up.output;
+  EXPECT_TRUE(labelled) << "the system did not label the pod; logs in " << run_dir / "logs";
+  EXPECT_TRUE(audited) << "no patch of e2e-labelled by kubectl in the proxy audit:\n" << audit_body;
+  EXPECT_EQ(down.exit_code, 0) << down.output;
+  if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedulers, StackE2E,
                          testing::Values(StackVariant{"yunikorn", false}, StackVariant{"kube-scheduler", false},
                                          StackVariant{"yunikorn", true}, StackVariant{"kube-scheduler", true}),

@@ -248,6 +248,45 @@ TEST_F(HarnessValidate, UnboundedWorkloadsAreRefused) {
     EXPECT_NE(f.output.find(file + error), std::string::npos) << error << "\n" << f;
 }
 
+// System files (docs/systems.md) through the binary: `validate` recognises kind: System, `system`
+// prints the JSON scripts/stack reads, with the placeholders of --set filled, and refuses what
+// `validate` refuses.
+TEST_F(HarnessValidate, SystemFilesAreValidatedAndPrintedAsJson) {
+  const fs::path shipped = fs::path(FAULTLINE_SOURCE_DIR) / "harness" / "systems";
+  for (const char* name : {"yunikorn", "kube-scheduler", "kube-controller-manager"}) {
+    const std::string file = (shipped / (std::string(name) + ".yaml")).string();
+    Finished f = validate(file);
+    EXPECT_EQ(f.exit_code, 0) << f;
+    EXPECT_NE(f.output.find(": ok (system " + std::string(name)), std::string::npos) << f;
+  }
+  Finished printed = run({harness_binary().string(), "system", "kube-scheduler", "--systems-dir", shipped.string(),
+                          "--set", "port=10259", "--set", "kubeconfig=/k"},
+                         dir_.path() / "system.out");
+  ASSERT_EQ(printed.exit_code, 0) << printed;
+  const auto doc = boost::json::parse(printed.output);
+  EXPECT_EQ(doc.at("name").as_string(), "kube-scheduler");
+  EXPECT_EQ(doc.at("ready").at("https").as_string(), "https://127.0.0.1:10259/readyz");
+  EXPECT_EQ(doc.at("command").at(1).as_string(), "--kubeconfig=/k");
+  EXPECT_EQ(doc.at("scheduler").at("name").as_string(), "default-scheduler");
+
+  const fs::path bad = dir_.path() / "bad-system.yaml";
+  write_file(bad,
+             "apiVersion: faultline/v1\nkind: System\nmetadata: {name: x}\nidentity: {user: u}\n"
+             "command: ['{bni}']\nready: {http: 'http://127.0.0.1:{port}/'}\n");
+  for (const auto& argv : {std::vector<std::string>{harness_binary().string(), "validate", bad.string()},
+                           std::vector<std::string>{harness_binary().string(), "system", bad.string()}}) {
+    Finished f = run(argv, dir_.path() / "bad.out");
+    EXPECT_EQ(f.exit_code, 2) << f;
+    EXPECT_EQ(lines_of(f.output),
+              std::vector<std::string>{bad.string() + ":5:11: command[0]: unknown placeholder {bni} (known: "
+                                                      "{kubeconfig}, {workdir}, {port}, {bin}, {ca}, {system_dir}, "
+                                                      "{run_dir}, {nodes}, {name}; write {{ for a literal {)"})
+        << f;
+  }
+  Finished zero = run({harness_binary().string(), "system", "/dev/zero"}, dir_.path() / "zero.out");
+  EXPECT_EQ(zero.exit_code, 2) << zero;
+}
+
 // Escapes in quoted YAML strings (\n, \e) put any character into a value; the errors that quote
 // it stay one line each, without terminal control sequences.
 TEST_F(HarnessValidate, ErrorsQuotingEscapedTextStayOneLineEach) {

@@ -123,6 +123,23 @@ TEST(ReportJson, RecordsTheYunikornBuild) {
   EXPECT_NE(render_html(report).find("patch:3355-revert-assignment"), std::string::npos);
 }
 
+// The system file of the run (docs/systems.md): its name, file and identity, beside the scheduler.
+TEST(ReportJson, RecordsTheSystem) {
+  auto report = report_for(testing::observations_3355(), {"pods-bound"});
+  report.scheduler = "labeller";
+  EXPECT_EQ(json::parse(render_json(report)).at("cluster").as_object().if_contains("system"), nullptr);
+  report.system = SystemRecord{
+      "labeller", "/x/labeller.yaml", "faultline:labeller", {"kubectl/*"}, "https://127.0.0.1:10259/metrics"};
+  auto doc = json::parse(render_json(report));
+  EXPECT_EQ(doc.at("cluster").at("scheduler").as_string(), "labeller");
+  const auto& system = doc.at("cluster").at("system");
+  EXPECT_EQ(system.at("name").as_string(), "labeller");
+  EXPECT_EQ(system.at("file").as_string(), "/x/labeller.yaml");
+  EXPECT_EQ(system.at("identity").at("user").as_string(), "faultline:labeller");
+  EXPECT_EQ(system.at("identity").at("userAgents").at(0).as_string(), "kubectl/*");
+  EXPECT_EQ(system.at("metricsUrl").as_string(), "https://127.0.0.1:10259/metrics");
+}
+
 TEST(Junit, ExpectedViolationsArePassingTestcases) {
   std::string xml = render_junit(report_for(testing::observations_3355(), {"pods-bound", "queue-accounting"}));
   EXPECT_NE(xml.find("failures=\"0\""), std::string::npos);

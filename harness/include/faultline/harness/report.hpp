@@ -67,6 +67,15 @@ struct QuietPoint {
   std::vector<CheckResult> checks;
 };
 
+// The system under test as its system file describes it (docs/systems.md).
+struct SystemRecord {
+  std::string name;
+  std::string file;
+  std::string user;  // the identity it authenticates as
+  std::vector<std::string> user_agents;
+  std::string metrics_url;  // where it serves its metrics (metrics.url, filled by the stack); empty: none
+};
+
 struct Report {
   // The faultline-harness that wrote the report (faultline/version.hpp).
   std::string faultline_version{faultline::version()};
@@ -77,6 +86,7 @@ struct Report {
   Verdict verdict = Verdict::error;
   std::string error;  // why the run failed (verdict error)
   std::string scheduler;
+  std::optional<SystemRecord> system;  // none: run without a system file (--scheduler)
   std::map<std::string, std::string> versions;
   std::string yunikorn_build;  // scripts/components' yunikorn-build.json (a JSON object); empty: not known
   WallTime started{};

@@ -16,9 +16,13 @@ namespace faultline::harness {
 struct RunOptions {
   std::filesystem::path kubeconfig;  // empty: $KUBECONFIG or ~/.kube/config
   std::string context;
-  std::string scheduler = "yunikorn";  // yunikorn | kube-scheduler
-  std::string yunikorn_url;            // required with yunikorn
-  std::string proxy_admin_url;         // required when the scenario has faults
+  std::string scheduler = "yunikorn";  // the system under test's name (yunikorn, kube-scheduler, ...)
+  std::string scheduler_name;          // the pods' spec.schedulerName; empty: derived from `scheduler`
+  std::string yunikorn_url;            // YuniKorn's REST API: required with yunikorn; empty: no YuniKorn checks
+  std::optional<SystemRecord> system;  // the system file's, for the report
+  // The checks of the system file, for a scenario that lists no invariants.
+  std::optional<std::vector<std::string>> default_checks;
+  std::string proxy_admin_url;  // required when the scenario has faults
   std::string proxy_admin_token;
   // The local stack (scripts/stack's run dir and the script), required for component faults.
   std::filesystem::path stack_run_dir;

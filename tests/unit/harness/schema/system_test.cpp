@@ -1,0 +1,128 @@
+// System files (docs/systems.md): the shipped ones load with the values the stack relied on before
+// they existed, placeholders fill, and bad files give exactly these errors.
+#include "faultline/harness/schema/system.hpp"
+
+#include <gtest/gtest.h>
+
+#include "faultline/faults/scenario.hpp"
+
+namespace faultline::harness::schema {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path shipped() { return fs::path(FAULTLINE_SOURCE_DIR) / "harness" / "systems"; }
+
+std::vector<std::string> errors_of(const std::string& text) {
+  try {
+    load_system_text(text, "s.yaml", "/sys");
+  } catch (const faults::ScenarioError& e) {
+    return e.errors();
+  }
+  return {};
+}
+
+const std::string kMinimal =
+    "apiVersion: faultline/v1\n"
+    "kind: System\n"
+    "metadata: {name: labeller}\n"
+    "identity: {user: faultline:labeller}\n"
+    "command: [bash, -c, 'kubectl --kubeconfig {kubeconfig} get pods']\n"
+    "ready: {command: [\"true\"]}\n";
+
+TEST(SystemFile, ShippedYunikornKeepsTheStacksValues) {
+  System s = load_system_file(resolve_system("yunikorn", shipped()));
+  EXPECT_EQ(s.name, "yunikorn");
+  EXPECT_EQ(s.build.component, "yunikorn-scheduler");
+  EXPECT_EQ(s.identity.user, "faultline:yunikorn");
+  EXPECT_EQ(s.identity.cluster_roles,
+            (std::vector<std::string>{"faultline:yunikorn", "system:kube-scheduler", "system:volume-scheduler"}));
+  EXPECT_EQ(s.exclusive_port, 9080);
+  EXPECT_EQ(s.scheduler_name, "yunikorn");
+  EXPECT_EQ(s.yunikorn_rest, "http://127.0.0.1:9080");
+  EXPECT_EQ(s.env.at("NAMESPACE"), "yunikorn");
+  ASSERT_EQ(s.manifests.size(), 1u);
+  EXPECT_TRUE(fs::is_regular_file(s.manifests[0])) << s.manifests[0];
+  ASSERT_EQ(s.config_maps.size(), 1u);
+  EXPECT_TRUE(fs::is_regular_file(s.config_maps[0].files.at("queues.yaml")));
+}
+
+TEST(SystemFile, ShippedKubeSchedulerAndControllerManagerLoad) {
+  System ks = load_system_file(resolve_system("kube-scheduler", shipped()));
+  EXPECT_EQ(ks.identity.user, "system:kube-scheduler");
+  EXPECT_EQ(ks.scheduler_name, "default-scheduler");
+  EXPECT_TRUE(ks.yunikorn_rest.empty());
+  EXPECT_EQ(ks.ready.https, "https://127.0.0.1:{port}/readyz");
+  System kcm = load_system_file(resolve_system("kube-controller-manager", shipped()));
+  EXPECT_EQ(kcm.identity.user, "system:kube-controller-manager");
+  EXPECT_EQ(kcm.build.component, "kube-controller-manager");
+  EXPECT_TRUE(kcm.scheduler_name.empty());
+  EXPECT_NE(std::find(kcm.command.begin(), kcm.command.end(), "--leader-elect=false"), kcm.command.end());
+  EXPECT_NE(std::find(kcm.command.begin(), kcm.command.end(), "--use-service-account-credentials=false"),
+            kcm.command.end());
+  EXPECT_EQ(kcm.ready.https, "https://127.0.0.1:{port}/healthz");
+}
+
+TEST(SystemFile, FillsPlaceholdersAndKeepsEscapedBraces) {
+  System s = load_system_text(kMinimal + "env: {X: '{{port}} {port} {workdir}/x'}\n", "s.yaml", "/sys");
+  System f = fill_placeholders(s, {{"kubeconfig", "/k"}, {"port", "81"}});
+  EXPECT_EQ(f.command[2], "kubectl --kubeconfig /k get pods");
+  EXPECT_EQ(f.env.at("X"), "{port}} 81 {workdir}/x");
+}
+
+TEST(SystemFile, ResolvesRelativePathsAgainstTheFile) {
+  System s = load_system_text(kMinimal + "build: {path: bin/tool}\nsetup: {manifests: [a.yaml, /abs.yaml]}\n", "s.yaml",
+                              "/sys");
+  EXPECT_EQ(s.build.path, "/sys/bin/tool");
+  EXPECT_EQ(s.manifests, (std::vector<std::string>{"/sys/a.yaml", "/abs.yaml"}));
+}
+
+TEST(SystemFile, UnknownNameListsTheShippedSystems) {
+  try {
+    resolve_system("nosuch", shipped());
+    FAIL() << "no error";
+  } catch (const faults::ScenarioError& e) {
+    EXPECT_EQ(e.errors().at(0),
+              "no system \"nosuch\": not a file, and not a shipped system (kube-controller-manager, kube-scheduler, "
+              "yunikorn)");
+  }
+}
+
+struct Bad {
+  std::string text;
+  std::vector<std::string> errors;
+};
+
+class BadSystem : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(BadSystem, ReportsExactlyTheseErrors) { EXPECT_EQ(errors_of(GetParam().text), GetParam().errors); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Files, BadSystem,
+    ::testing::Values(
+        Bad{"apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: x}\n",
+            {R"(s.yaml:2:7: kind: must be "System", got "Scenario")", "s.yaml:1:1: identity: required key is missing",
+             "s.yaml:1:1: command: required key is missing", "s.yaml:1:1: ready: required key is missing"}},
+        Bad{kMinimal + "env: {A: '{kubconfig}'}\n",
+            {"s.yaml:7:10: env.A: unknown placeholder {kubconfig} (known: {kubeconfig}, {workdir}, {port}, {bin}, "
+             "{ca}, {system_dir}, {run_dir}, {nodes}, {name}; write {{ for a literal {)"}},
+        Bad{"apiVersion: faultline/v1\nkind: System\nmetadata: {name: Big_Name}\nidentity: {user: 'a,b'}\n"
+            "command: []\nready: {http: 'http://x', command: [a]}\nchecks: [pods-happy]\nexclusive: {port: 70000}\n"
+            "scheduler: {}\nextra: 1\n",
+            {R"(s.yaml:3:18: metadata.name: expected lower-case letters, digits and '-' (at most 63, a DNS label), got "Big_Name")",
+             "s.yaml:4:18: identity.user: expected a user name of 1 to 128 characters without / , = + \" \\ < > ;",
+             "s.yaml:8:19: exclusive.port: expected a TCP port from 1 to 65535, got 70000",
+             "s.yaml:5:10: command: expected the program and its arguments, got an empty list",
+             "s.yaml:6:8: ready: takes exactly one of http, https and command",
+             "s.yaml:9:12: scheduler.name: required key is missing",
+             "s.yaml:7:10: checks[0]: unknown check \"pods-happy\" (known: pods-bound, queue-accounting, "
+             "no-orphan-allocations, no-unexpected-deletes, bound-to-live-node)",
+             "s.yaml:10:1: extra: unknown key (allowed: apiVersion, build, checks, command, env, exclusive, identity, "
+             "kind, metadata, metrics, ready, scheduler, setup, yunikorn)"}},
+        Bad{"apiVersion: faultline/v1\nkind: System\nmetadata: {name: etcd}\nidentity: {user: u}\n"
+            "command: [x]\nready: {command: [x], timeout: 2h}\n",
+            {R"(s.yaml:3:18: metadata.name: "etcd" is a component of the stack itself; name the system otherwise)",
+             "s.yaml:6:32: ready.timeout: must be at most 1h, got 2h"}}));
+
+}  // namespace
+}  // namespace faultline::harness::schema
