@@ -80,7 +80,11 @@ new=$("$components" path)
 for b in etcd kube-apiserver kube-controller-manager kube-scheduler kubectl kwok yunikorn-scheduler; do
   [[ ! -L $new/$b && $(stat -c %i "$new/$b") == $(stat -c %i "$bin/$b") ]] || fail "$new/$b is not a hard link to $bin/$b"
 done
-jq -e '.components | has("kube-controller-manager")' "$new/../versions.json" >/dev/null || fail "no versions.json in $new/.."
+# versions.json is written again for the new directory (from the binaries): the same as the original's.
+[[ $(jq -S .components "$new/../versions.json") == $(jq -S .components "$versions") ]] ||
+  fail "versions.json of $new differs from $versions:"$'\n'"$(cat "$new/../versions.json")"
+jq -e --arg v "Kubernetes $default" '.components["kube-controller-manager"].reports == $v' "$new/../versions.json" >/dev/null ||
+  fail "$new/../versions.json does not carry what kube-controller-manager --version reports"
 
 # The other release: etcd is linked, Kubernetes is built from its own wrapper module (the stub
 # refuses, which is where this check stops).
