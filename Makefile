@@ -46,6 +46,10 @@ NO_EXPECT ?=
 YUNIKORN      ?=
 YUNIKORN_CORE ?=
 export YUNIKORN YUNIKORN_CORE
+# The Kubernetes release of the local stack (make chaos|soak|stack-up|components; scripts/components):
+# empty for the default (v1.36.3), or one of scripts/go/kubernetes/*, e.g. K8S=v1.35.5.
+K8S ?=
+export K8S
 
 # Where make chaos|stack-up|stack-down|stack-status run: local (scripts/stack: processes built from
 # pinned Go modules) or kind (scripts/kind: a kind cluster from official images and charts, pins in

@@ -35,6 +35,7 @@ class Stack {
   fs::path env_file() const { return stack_.env_file(); }
   fs::path dir() const { return stack_.dir(); }
   std::string kubectl(const std::string& args) const { return stack_.kubectl(args); }
+  std::string var(const std::string& name) const { return stack_.var(name); }
 
  private:
   LocalStack stack_;
@@ -96,6 +97,16 @@ void no_fault_scenario_passes(const std::string& scheduler) {
   json::value report = json::parse(slurp(out / "report.json"));
   EXPECT_EQ(report.at("verdict").as_string(), "pass") << r.output;
   EXPECT_EQ(report.at("cluster").at("scheduler").as_string(), scheduler);
+  // The Kubernetes release in the reports is the running apiserver's (GET /version, asked here
+  // with kubectl), which is the release scripts/components built (versions.json beside the binaries).
+  CommandResult version = run_command(stack.kubectl("get --raw /version 2>/dev/null"));
+  ASSERT_EQ(version.exit_code, 0) << version.output;
+  const std::string git_version(json::parse(version.output).at("gitVersion").as_string());
+  EXPECT_EQ(report.at("cluster").at("versions").at("kube-apiserver").as_string(), git_version);
+  const json::value built =
+      json::parse(slurp(fs::path(stack.var("FAULTLINE_COMPONENTS_BIN")) / ".." / "versions.json"));
+  EXPECT_EQ(built.at("components").at("kube-apiserver").at("version").as_string(), git_version);
+  EXPECT_NE(slurp(out / "report.html").find("kube-apiserver " + git_version), std::string::npos);
   EXPECT_EQ(report.at("workload").at("podsCreated").to_number<std::int64_t>(), 220);
   EXPECT_GT(report.at("workload").at("createRateAchieved").to_number<double>(), 0);
   EXPECT_EQ(report.at("stats").at("boundPods").to_number<std::int64_t>(), 220);

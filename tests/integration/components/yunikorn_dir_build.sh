@@ -71,7 +71,7 @@ jq -e --arg d "$core" --arg c "$core_commit" '.core.source == "dir" and .core.di
 [[ $(jq -r .binarySha256 <<<"$info") == $(sha256sum <"$bin/yunikorn-scheduler" | cut -d' ' -f1) ]] ||
   fail "yunikorn-build.json describes another binary than $bin/yunikorn-scheduler"
 
-for b in etcd kube-apiserver kubectl kwok kube-scheduler; do
+for b in etcd kube-apiserver kube-controller-manager kubectl kwok kube-scheduler; do
   [[ $(readlink -f "$bin/$b") == $(readlink -f "$pinned/$b") ]] || fail "$bin/$b is not the pinned $b"
 done
 
