@@ -56,6 +56,37 @@ struct SystemConfigMap {
   std::map<std::string, std::string> files;  // key -> file, absolute
 };
 
+// A command whose standard output the driver (scripts/chaos) saves in the report directory as `output`.
+struct SystemHookOutput {
+  std::vector<std::string> command;
+  std::string output;  // a file name (letters, digits, '.', '_', '-'), not a path
+};
+
+// Commands scripts/chaos runs around a scenario run, for a system that is more than one process
+// (or none the stack can start): `up` after the stack is up, `before` then, `start` right after
+// (`when: up`) or once faultline-harness armed the proxy (`when: armed`), `after` once the harness
+// ended, `collect` then (report file -> file), `down` before the stack goes down.
+struct SystemHooks {
+  std::vector<std::string> up;
+  std::vector<SystemHookOutput> before;
+  std::vector<std::string> start;
+  std::string start_when = "armed";  // armed | up
+  std::vector<SystemHookOutput> after;
+  std::map<std::string, std::string> collect;
+  std::vector<std::string> down;
+  bool empty() const {
+    return up.empty() && before.empty() && start.empty() && after.empty() && collect.empty() && down.empty();
+  }
+};
+
+// A choice among builds or configurations of the system, passed to its commands and hooks in the
+// environment variable `env` (scripts/chaos --variant NAME=VALUE, else $env, else `default`).
+struct SystemVariant {
+  std::string env;
+  std::string default_value;
+  std::vector<std::string> values;
+};
+
 struct System {
   std::string source;         // the file
   std::filesystem::path dir;  // its directory (absolute)
@@ -72,7 +103,11 @@ struct System {
   std::optional<SystemMetrics> metrics;
   std::string scheduler_name;  // scheduler.name: empty for a system that is not a scheduler
   std::optional<std::vector<std::string>> checks;
-  std::string yunikorn_rest;  // yunikorn.rest: YuniKorn's REST API, read by the YuniKorn checks
+  std::string yunikorn_rest;           // yunikorn.rest: YuniKorn's REST API, read by the YuniKorn checks
+  std::vector<std::string> needs;      // systems it runs beside (names), listed before it in the stack
+  std::vector<std::string> scenarios;  // glob patterns of the scenario names it is added to
+  std::optional<SystemVariant> variant;
+  SystemHooks hooks;  // without `command`, the system is its hooks only (no process of the stack)
 };
 
 // Throw faults::ScenarioError with every problem of the file. Only a regular file of at most
