@@ -227,6 +227,8 @@ class Loader {
       r.take("collect");  // known, for the list of allowed keys
     }
     if (auto v = hook_command(r, "down")) h.down = *v;
+    if (auto t = r.bounded_duration("timeout", max_system_hook_timeout))
+      h.timeout = std::chrono::duration_cast<std::chrono::seconds>(*t);
     if (h.empty() && r.valid())
       errors_.add(r.node().Mark(), r.path(), "expected at least one of up, before, start, after, collect and down");
   }
@@ -556,7 +558,8 @@ boost::json::value system_json(const System& s) {
                              {"start", std::move(start)},
                              {"after", outputs(s.hooks.after)},
                              {"collect", std::move(collect)},
-                             {"down", json_list(s.hooks.down)}}},
+                             {"down", json_list(s.hooks.down)},
+                             {"timeoutSeconds", s.hooks.timeout.count()}}},
   };
 }
 

@@ -76,6 +76,7 @@ TEST(SystemFile, ShippedAirflowIsHooksBesideKubeScheduler) {
   EXPECT_EQ(s.variant->default_value, "affected");
   EXPECT_EQ(s.variant->values, (std::vector<std::string>{"affected", "fixed"}));
   EXPECT_EQ(s.hooks.start_when, "armed");
+  EXPECT_EQ(s.hooks.timeout, std::chrono::seconds(1800));
   System f = fill_placeholders(s, {{"run_dir", "/run"}, {"system_dir", shipped().string()}});
   const std::string airflow = (shipped() / ".." / ".." / "scripts" / "airflow").string();
   EXPECT_EQ(f.hooks.up, (std::vector<std::string>{airflow, "up", "--run-dir", "/run"}));
@@ -97,7 +98,7 @@ TEST(SystemFile, HooksAndVariantGoToTheJson) {
   auto j = system_json(fill_placeholders(s, {{"run_dir", "/r"}})).as_object();
   EXPECT_EQ(boost::json::serialize(j.at("hooks")),
             R"({"up":["u","/r"],"before":[{"command":["b"],"output":"b.txt"}],"start":{"command":["s"],"when":"up"},)"
-            R"("after":[],"collect":{"c.txt":"/sys/rel/c.txt"},"down":[]})");
+            R"("after":[],"collect":{"c.txt":"/sys/rel/c.txt"},"down":[],"timeoutSeconds":1800})");
   EXPECT_EQ(boost::json::serialize(j.at("variant")), R"({"env":"V","default":"x","values":["x","y"]})");
   EXPECT_EQ(boost::json::serialize(j.at("needs")), R"(["kube-scheduler"])");
   EXPECT_EQ(boost::json::serialize(j.at("command")), R"(["bash","-c","kubectl --kubeconfig {kubeconfig} get pods"])");
@@ -181,7 +182,8 @@ INSTANTIATE_TEST_SUITE_P(
                          "  after: [{command: [a], output: b.txt}, {command: [a], output: b.txt, extra: 1}]\n"
                          "  collect: {c.txt: '{nope}'}\n"
                          "  down: x\n"
-                         "  stop: [y]\n",
+                         "  stop: [y]\n"
+                         "  timeout: 3h\n",
             {"s.yaml:6:7: hooks.up: expected the program and its arguments, got an empty list",
              "s.yaml:7:26: hooks.before[0].command[1]: unknown placeholder {dir} (known: {kubeconfig}, {workdir}, "
              "{port}, {bin}, {ca}, {system_dir}, {run_dir}, {nodes}, {name}; write {{ for a literal {)",
@@ -196,7 +198,8 @@ INSTANTIATE_TEST_SUITE_P(
              "s.yaml:10:20: hooks.collect.c.txt: unknown placeholder {nope} (known: {kubeconfig}, {workdir}, "
              "{port}, {bin}, {ca}, {system_dir}, {run_dir}, {nodes}, {name}; write {{ for a literal {)",
              "s.yaml:11:9: hooks.down: expected a list, got \"x\"",
-             "s.yaml:12:3: hooks.stop: unknown key (allowed: after, before, collect, down, start, up)"}},
+             "s.yaml:13:12: hooks.timeout: must be at most 2h, got 3h",
+             "s.yaml:12:3: hooks.stop: unknown key (allowed: after, before, collect, down, start, timeout, up)"}},
         Bad{kHooksOnly + "hooks: {up: [x]}\nneeds: [app]\nscenarios: x\n"
                          "variant: {env: lower, default: z, values: ['a b', y]}\n",
             {"s.yaml:6:9: needs[0]: a system cannot need itself", "s.yaml:7:12: scenarios: expected a list, got \"x\"",

@@ -19,6 +19,7 @@ namespace faultline::harness::schema {
 inline constexpr std::size_t max_system_list = 64;  // entries of any list (command, roles, ...)
 inline constexpr std::size_t max_system_env = 64;   // variables in `env`
 inline constexpr std::chrono::seconds max_system_ready_timeout{3600};
+inline constexpr std::chrono::seconds max_system_hook_timeout{7200};  // hooks.timeout: each hook command
 
 // The placeholders faultline fills in a system file's strings ({name}); "{{" is a literal "{".
 inline constexpr std::string_view system_placeholders[] = {"kubeconfig", "workdir", "port",  "bin", "ca",
@@ -74,6 +75,7 @@ struct SystemHooks {
   std::vector<SystemHookOutput> after;
   std::map<std::string, std::string> collect;
   std::vector<std::string> down;
+  std::chrono::seconds timeout{1800};  // each command's bound
   bool empty() const {
     return up.empty() && before.empty() && start.empty() && after.empty() && collect.empty() && down.empty();
   }
