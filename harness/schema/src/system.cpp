@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <cctype>
 #include <functional>
+#include <set>
 
 #include "faultline/faults/yaml_load.hpp"
 #include "faultline/harness/schema/invariants.hpp"
@@ -141,6 +142,131 @@ class Loader {
     reader.finish();
   }
 
+  // A hook's command: a non-empty list, placeholders checked.
+  std::optional<std::vector<std::string>> hook_command(detail::MapReader& reader, std::string_view key,
+                                                       bool required = false) {
+    auto v = list(reader, key, true, required);
+    if (v && v->empty()) {
+      reader.error_at(key, "expected the program and its arguments, got an empty list");
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  // The name of a file in the report directory: letters, digits, '.', '_', '-', not one of the
+  // harness's own; empty when it is not one (the error reported at `mark`).
+  std::string report_file(const std::string& name, const YAML::Mark& mark, const std::string& path) {
+    const bool ok =
+        !name.empty() && name.size() <= 128 && name.front() != '.' && std::all_of(name.begin(), name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+        });
+    if (!ok) {
+      errors_.add(mark, path,
+                  "expected a file name in the report directory (letters, digits, '.', '_', '-', at most 128, "
+                  "not starting with '.'), got \"" +
+                      name + "\"");
+      return {};
+    }
+    if (name == "report.json" || name == "report.html" || name == "junit.xml" || name == "logs") {
+      errors_.add(mark, path, "\"" + name + "\" is written by faultline itself; name the file otherwise");
+      return {};
+    }
+    if (!report_files_.insert(name).second) {
+      errors_.add(mark, path, "the report file \"" + name + "\" is written by another hook already");
+      return {};
+    }
+    return name;
+  }
+
+  // hooks.before / hooks.after: a list of {command, output}.
+  std::vector<SystemHookOutput> hook_outputs(detail::MapReader& parent, std::string_view key) {
+    std::vector<SystemHookOutput> out;
+    const YAML::Node node = parent.take(key);
+    if (!node.IsDefined() || node.IsNull()) return out;
+    if (!node.IsSequence() || node.size() > max_system_list) {
+      errors_.add(node.Mark(), parent.path_of(key),
+                  "expected a list of at most " + std::to_string(max_system_list) + " {command, output} entries, got " +
+                      detail::describe(node));
+      return out;
+    }
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      detail::MapReader m(node[i], parent.path_of(key) + "[" + std::to_string(i) + "]", errors_);
+      if (!m.valid()) continue;
+      SystemHookOutput hook;
+      if (auto c = hook_command(m, "command", true)) hook.command = *c;
+      if (auto o = m.string("output", true))
+        hook.output = report_file(*o, node[i]["output"].Mark(), m.path_of("output"));
+      m.finish();
+      out.push_back(std::move(hook));
+    }
+    return out;
+  }
+
+  void parse_hooks(detail::MapReader& r) {
+    SystemHooks& h = system_.hooks;
+    if (auto v = hook_command(r, "up")) h.up = *v;
+    h.before = hook_outputs(r, "before");
+    section(r, "start", [&](detail::MapReader& s) {
+      if (auto v = hook_command(s, "command", true)) h.start = *v;
+      if (auto w = s.choice("when", {"armed", "up"})) h.start_when = *w;
+    });
+    h.after = hook_outputs(r, "after");
+    if (r.has("collect")) {
+      const YAML::Node node = r.node()["collect"];
+      if (auto files = r.string_map("collect")) {
+        if (files->size() > max_system_list)
+          r.error_at("collect",
+                     std::to_string(files->size()) + " files; the maximum is " + std::to_string(max_system_list));
+        for (const auto& [name, file] : *files) {
+          const std::string path = r.path_of("collect") + "." + name;
+          if (auto problem = placeholder_problem(file); !problem.empty()) errors_.add(node[name].Mark(), path, problem);
+          if (!report_file(name, node[name].Mark(), path).empty()) h.collect[name] = absolute(file);
+        }
+      }
+    } else {
+      r.take("collect");  // known, for the list of allowed keys
+    }
+    if (auto v = hook_command(r, "down")) h.down = *v;
+    if (auto t = r.bounded_duration("timeout", max_system_hook_timeout))
+      h.timeout = std::chrono::duration_cast<std::chrono::seconds>(*t);
+    if (h.empty() && r.valid())
+      errors_.add(r.node().Mark(), r.path(), "expected at least one of up, before, start, after, collect and down");
+  }
+
+  void parse_variant(detail::MapReader& r) {
+    SystemVariant v;
+    if (auto env = r.string("env", true)) {
+      const bool ok = !env->empty() && env->size() <= 128 &&
+                      std::isdigit(static_cast<unsigned char>(env->front())) == 0 &&
+                      std::all_of(env->begin(), env->end(), [](char c) {
+                        return std::isupper(static_cast<unsigned char>(c)) != 0 ||
+                               std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '_';
+                      });
+      if (!ok) r.error_at("env", "expected an environment variable name (A-Z, 0-9, '_'), got \"" + *env + "\"");
+      v.env = *env;
+    }
+    if (auto values = list(r, "values", false, true)) {
+      if (values->empty()) r.error_at("values", "expected at least one value");
+      for (std::size_t i = 0; i < values->size(); ++i) {
+        const std::string& value = (*values)[i];
+        const bool ok = !value.empty() && value.size() <= 63 && std::all_of(value.begin(), value.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+        });
+        if (!ok)
+          errors_.add(r.node()["values"][i].Mark(), r.path_of("values") + "[" + std::to_string(i) + "]",
+                      "expected letters, digits, '.', '_' and '-' (at most 63: it names the report directory), got \"" +
+                          value + "\"");
+      }
+      v.values = *values;
+    }
+    if (auto d = r.string("default", true)) {
+      if (!v.values.empty() && std::find(v.values.begin(), v.values.end(), *d) == v.values.end())
+        r.error_at("default", "\"" + *d + "\" is not one of values");
+      v.default_value = *d;
+    }
+    system_.variant = std::move(v);
+  }
+
   std::string absolute(const std::string& path) const {
     fs::path p(path);
     if (path.starts_with("{") || p.is_absolute()) return path;  // a placeholder ({system_dir}/...) or absolute
@@ -226,7 +352,9 @@ class Loader {
         else system_.exclusive_port = static_cast<std::uint16_t>(*port);
       }
     });
-    if (auto v = list(root, "command", true, true)) {
+    // A system of hooks only (no process the stack starts) has neither command nor ready.
+    const bool hooks_only = !root.has("command") && root.has("hooks");
+    if (auto v = list(root, "command", true, !hooks_only)) {
       if (v->empty()) root.error_at("command", "expected the program and its arguments, got an empty list");
       system_.command = *v;
     }
@@ -260,7 +388,7 @@ class Loader {
           if (auto t = r.bounded_duration("timeout", max_system_ready_timeout))
             system_.ready.timeout = std::chrono::duration_cast<std::chrono::seconds>(*t);
         },
-        true);
+        !hooks_only);
     section(root, "metrics", [&](detail::MapReader& r) {
       SystemMetrics m;
       if (auto url = text(r, "url", true)) m.url = *url;
@@ -287,6 +415,16 @@ class Loader {
     section(root, "yunikorn", [&](detail::MapReader& r) {
       if (auto rest = text(r, "rest", true)) system_.yunikorn_rest = *rest;
     });
+    if (auto needs = list(root, "needs", false)) {
+      for (std::size_t i = 0; i < needs->size(); ++i)
+        if ((*needs)[i] == system_.name && !system_.name.empty())
+          errors_.add(root.node()["needs"][i].Mark(), "needs[" + std::to_string(i) + "]",
+                      "a system cannot need itself");
+      system_.needs = *needs;
+    }
+    if (auto v = list(root, "scenarios", false)) system_.scenarios = *v;
+    section(root, "variant", [&](detail::MapReader& r) { parse_variant(r); });
+    section(root, "hooks", [&](detail::MapReader& r) { parse_hooks(r); });
     root.finish();
   }
 
@@ -294,6 +432,7 @@ class Loader {
   detail::Errors errors_;
   fs::path dir_;
   System system_;
+  std::set<std::string> report_files_;  // the hooks' report files, each written once
 };
 
 boost::json::array json_list(const std::vector<std::string>& v) {
@@ -346,6 +485,12 @@ System fill_placeholders(const System& s, const std::map<std::string, std::strin
   fl(out.ready.up);
   if (out.metrics) f(out.metrics->url);
   f(out.yunikorn_rest);
+  fl(out.hooks.up);
+  for (auto& h : out.hooks.before) fl(h.command);
+  fl(out.hooks.start);
+  for (auto& h : out.hooks.after) fl(h.command);
+  for (auto& [k, v] : out.hooks.collect) f(v);
+  fl(out.hooks.down);
   return out;
 }
 
@@ -369,6 +514,19 @@ boost::json::value system_json(const System& s) {
   ready["up"] = json_list(s.ready.up);
   json::value metrics = nullptr;
   if (s.metrics) metrics = json::object{{"url", s.metrics->url}, {"series", json_list(s.metrics->series)}};
+  auto outputs = [](const std::vector<SystemHookOutput>& v) {
+    json::array a;
+    for (const auto& h : v) a.push_back(json::object{{"command", json_list(h.command)}, {"output", h.output}});
+    return a;
+  };
+  json::object collect;
+  for (const auto& [k, v] : s.hooks.collect) collect[k] = v;
+  json::value start = nullptr;
+  if (!s.hooks.start.empty()) start = json::object{{"command", json_list(s.hooks.start)}, {"when", s.hooks.start_when}};
+  json::value variant = nullptr;
+  if (s.variant)
+    variant = json::object{
+        {"env", s.variant->env}, {"default", s.variant->default_value}, {"values", json_list(s.variant->values)}};
   json::value checks = nullptr;
   if (s.checks) checks = json_list(*s.checks);
   return json::object{
@@ -392,6 +550,16 @@ boost::json::value system_json(const System& s) {
       {"checks", std::move(checks)},
       {"yunikorn",
        s.yunikorn_rest.empty() ? json::value(nullptr) : json::value(json::object{{"rest", s.yunikorn_rest}})},
+      {"needs", json_list(s.needs)},
+      {"scenarios", json_list(s.scenarios)},
+      {"variant", std::move(variant)},
+      {"hooks", json::object{{"up", json_list(s.hooks.up)},
+                             {"before", outputs(s.hooks.before)},
+                             {"start", std::move(start)},
+                             {"after", outputs(s.hooks.after)},
+                             {"collect", std::move(collect)},
+                             {"down", json_list(s.hooks.down)},
+                             {"timeoutSeconds", s.hooks.timeout.count()}}},
   };
 }
 

@@ -3,6 +3,7 @@
 #include "faultline/harness/schema/system.hpp"
 
 #include <gtest/gtest.h>
+#include <boost/json.hpp>
 
 #include "faultline/faults/scenario.hpp"
 
@@ -63,6 +64,46 @@ TEST(SystemFile, ShippedKubeSchedulerAndControllerManagerLoad) {
   EXPECT_EQ(kcm.ready.https, "https://127.0.0.1:{port}/healthz");
 }
 
+// Airflow is hooks only (scripts/airflow), beside kube-scheduler, added to the airflow-* scenarios,
+// its variant in FAULTLINE_AIRFLOW_VARIANT as scripts/airflow reads it.
+TEST(SystemFile, ShippedAirflowIsHooksBesideKubeScheduler) {
+  System s = load_system_file(resolve_system("airflow", shipped()));
+  EXPECT_TRUE(s.command.empty());
+  EXPECT_EQ(s.needs, (std::vector<std::string>{"kube-scheduler"}));
+  EXPECT_EQ(s.scenarios, (std::vector<std::string>{"airflow-*"}));
+  ASSERT_TRUE(s.variant.has_value());
+  EXPECT_EQ(s.variant->env, "FAULTLINE_AIRFLOW_VARIANT");
+  EXPECT_EQ(s.variant->default_value, "affected");
+  EXPECT_EQ(s.variant->values, (std::vector<std::string>{"affected", "fixed"}));
+  EXPECT_EQ(s.hooks.start_when, "armed");
+  EXPECT_EQ(s.hooks.timeout, std::chrono::seconds(1800));
+  System f = fill_placeholders(s, {{"run_dir", "/run"}, {"system_dir", shipped().string()}});
+  const std::string airflow = (shipped() / ".." / ".." / "scripts" / "airflow").string();
+  EXPECT_EQ(f.hooks.up, (std::vector<std::string>{airflow, "up", "--run-dir", "/run"}));
+  EXPECT_EQ(f.hooks.start, (std::vector<std::string>{airflow, "start", "--run-dir", "/run"}));
+  ASSERT_EQ(f.hooks.after.size(), 1u);
+  EXPECT_EQ(f.hooks.after[0].command, (std::vector<std::string>{airflow, "states", "--run-dir", "/run"}));
+  EXPECT_EQ(f.hooks.after[0].output, "airflow-states-after.txt");
+  EXPECT_EQ(f.hooks.collect.at("airflow-states-before.txt"), "/run/airflow/states-before.txt");
+  EXPECT_EQ(f.hooks.down, (std::vector<std::string>{airflow, "down", "--run-dir", "/run"}));
+  EXPECT_TRUE(fs::is_regular_file(airflow));
+}
+
+TEST(SystemFile, HooksAndVariantGoToTheJson) {
+  System s = load_system_text(kMinimal +
+                                  "hooks: {up: [u, '{run_dir}'], before: [{command: [b], output: b.txt}], "
+                                  "start: {command: [s], when: up}, collect: {c.txt: rel/c.txt}}\n"
+                                  "variant: {env: V, default: x, values: [x, y]}\nneeds: [kube-scheduler]\n",
+                              "s.yaml", "/sys");
+  auto j = system_json(fill_placeholders(s, {{"run_dir", "/r"}})).as_object();
+  EXPECT_EQ(boost::json::serialize(j.at("hooks")),
+            R"({"up":["u","/r"],"before":[{"command":["b"],"output":"b.txt"}],"start":{"command":["s"],"when":"up"},)"
+            R"("after":[],"collect":{"c.txt":"/sys/rel/c.txt"},"down":[],"timeoutSeconds":1800})");
+  EXPECT_EQ(boost::json::serialize(j.at("variant")), R"({"env":"V","default":"x","values":["x","y"]})");
+  EXPECT_EQ(boost::json::serialize(j.at("needs")), R"(["kube-scheduler"])");
+  EXPECT_EQ(boost::json::serialize(j.at("command")), R"(["bash","-c","kubectl --kubeconfig {kubeconfig} get pods"])");
+}
+
 TEST(SystemFile, FillsPlaceholdersAndKeepsEscapedBraces) {
   System s = load_system_text(kMinimal + "env: {X: '{{port}} {port} {workdir}/x'}\n", "s.yaml", "/sys");
   System f = fill_placeholders(s, {{"kubeconfig", "/k"}, {"port", "81"}});
@@ -83,10 +124,16 @@ TEST(SystemFile, UnknownNameListsTheShippedSystems) {
     FAIL() << "no error";
   } catch (const faults::ScenarioError& e) {
     EXPECT_EQ(e.errors().at(0),
-              "no system \"nosuch\": not a file, and not a shipped system (kube-controller-manager, kube-scheduler, "
-              "yunikorn)");
+              "no system \"nosuch\": not a file, and not a shipped system (airflow, kube-controller-manager, "
+              "kube-scheduler, yunikorn)");
   }
 }
+
+const std::string kHooksOnly =
+    "apiVersion: faultline/v1\n"
+    "kind: System\n"
+    "metadata: {name: app}\n"
+    "identity: {user: u}\n";
 
 struct Bad {
   std::string text;
@@ -117,12 +164,54 @@ INSTANTIATE_TEST_SUITE_P(
              "s.yaml:9:12: scheduler.name: required key is missing",
              "s.yaml:7:10: checks[0]: unknown check \"pods-happy\" (known: pods-bound, queue-accounting, "
              "no-orphan-allocations, no-unexpected-deletes, bound-to-live-node)",
-             "s.yaml:10:1: extra: unknown key (allowed: apiVersion, build, checks, command, env, exclusive, identity, "
-             "kind, metadata, metrics, ready, scheduler, setup, yunikorn)"}},
+             "s.yaml:10:1: extra: unknown key (allowed: apiVersion, build, checks, command, env, exclusive, "
+             "hooks, identity, kind, metadata, metrics, needs, ready, scenarios, scheduler, setup, variant, "
+             "yunikorn)"}},
         Bad{"apiVersion: faultline/v1\nkind: System\nmetadata: {name: etcd}\nidentity: {user: u}\n"
             "command: [x]\nready: {command: [x], timeout: 2h}\n",
             {R"(s.yaml:3:18: metadata.name: "etcd" is a component of the stack itself; name the system otherwise)",
-             "s.yaml:6:32: ready.timeout: must be at most 1h, got 2h"}}));
+             "s.yaml:6:32: ready.timeout: must be at most 1h, got 2h"}},
+        // hooks instead of command: no command, no ready needed; the hooks are checked
+        Bad{kHooksOnly + "hooks: {up: [x]}\n", {}},
+        Bad{kHooksOnly + "hooks: {}\n",
+            {"s.yaml:5:8: hooks: expected at least one of up, before, start, after, collect and down"}},
+        Bad{kHooksOnly + "hooks:\n"
+                         "  up: []\n"
+                         "  before: [{command: [a, '{dir}'], output: report.json}, {output: ../x}]\n"
+                         "  start: {command: [s], when: later}\n"
+                         "  after: [{command: [a], output: b.txt}, {command: [a], output: b.txt, extra: 1}]\n"
+                         "  collect: {c.txt: '{nope}'}\n"
+                         "  down: x\n"
+                         "  stop: [y]\n"
+                         "  timeout: 3h\n",
+            {"s.yaml:6:7: hooks.up: expected the program and its arguments, got an empty list",
+             "s.yaml:7:26: hooks.before[0].command[1]: unknown placeholder {dir} (known: {kubeconfig}, {workdir}, "
+             "{port}, {bin}, {ca}, {system_dir}, {run_dir}, {nodes}, {name}; write {{ for a literal {)",
+             "s.yaml:7:44: hooks.before[0].output: \"report.json\" is written by faultline itself; name the file "
+             "otherwise",
+             "s.yaml:7:58: hooks.before[1].command: required key is missing",
+             "s.yaml:7:67: hooks.before[1].output: expected a file name in the report directory (letters, digits, "
+             "'.', '_', '-', at most 128, not starting with '.'), got \"../x\"",
+             "s.yaml:8:31: hooks.start.when: must be one of armed, up, got \"later\"",
+             "s.yaml:9:65: hooks.after[1].output: the report file \"b.txt\" is written by another hook already",
+             "s.yaml:9:72: hooks.after[1].extra: unknown key (allowed: command, output)",
+             "s.yaml:10:20: hooks.collect.c.txt: unknown placeholder {nope} (known: {kubeconfig}, {workdir}, "
+             "{port}, {bin}, {ca}, {system_dir}, {run_dir}, {nodes}, {name}; write {{ for a literal {)",
+             "s.yaml:11:9: hooks.down: expected a list, got \"x\"",
+             "s.yaml:13:12: hooks.timeout: must be at most 2h, got 3h",
+             "s.yaml:12:3: hooks.stop: unknown key (allowed: after, before, collect, down, start, timeout, up)"}},
+        Bad{kHooksOnly + "hooks: {up: [x]}\nneeds: [app]\nscenarios: x\n"
+                         "variant: {env: lower, default: z, values: ['a b', y]}\n",
+            {"s.yaml:6:9: needs[0]: a system cannot need itself", "s.yaml:7:12: scenarios: expected a list, got \"x\"",
+             "s.yaml:8:16: variant.env: expected an environment variable name (A-Z, 0-9, '_'), got \"lower\"",
+             "s.yaml:8:44: variant.values[0]: expected letters, digits, '.', '_' and '-' (at most 63: it names the "
+             "report directory), got \"a b\"",
+             "s.yaml:8:32: variant.default: \"z\" is not one of values"}},
+        // a variant is not a hook: command and ready stay required
+        Bad{kHooksOnly + "variant: {env: V}\n",
+            {"s.yaml:1:1: command: required key is missing", "s.yaml:1:1: ready: required key is missing",
+             "s.yaml:5:10: variant.values: required key is missing",
+             "s.yaml:5:10: variant.default: required key is missing"}}));
 
 }  // namespace
 }  // namespace faultline::harness::schema

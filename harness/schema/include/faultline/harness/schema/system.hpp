@@ -19,6 +19,7 @@ namespace faultline::harness::schema {
 inline constexpr std::size_t max_system_list = 64;  // entries of any list (command, roles, ...)
 inline constexpr std::size_t max_system_env = 64;   // variables in `env`
 inline constexpr std::chrono::seconds max_system_ready_timeout{3600};
+inline constexpr std::chrono::seconds max_system_hook_timeout{7200};  // hooks.timeout: each hook command
 
 // The placeholders faultline fills in a system file's strings ({name}); "{{" is a literal "{".
 inline constexpr std::string_view system_placeholders[] = {"kubeconfig", "workdir", "port",  "bin", "ca",
@@ -56,6 +57,38 @@ struct SystemConfigMap {
   std::map<std::string, std::string> files;  // key -> file, absolute
 };
 
+// A command whose standard output the driver (scripts/chaos) saves in the report directory as `output`.
+struct SystemHookOutput {
+  std::vector<std::string> command;
+  std::string output;  // a file name (letters, digits, '.', '_', '-'), not a path
+};
+
+// Commands scripts/chaos runs around a scenario run, for a system that is more than one process
+// (or none the stack can start): `up` after the stack is up, `before` then, `start` right after
+// (`when: up`) or once faultline-harness armed the proxy (`when: armed`), `after` once the harness
+// ended, `collect` then (report file -> file), `down` before the stack goes down.
+struct SystemHooks {
+  std::vector<std::string> up;
+  std::vector<SystemHookOutput> before;
+  std::vector<std::string> start;
+  std::string start_when = "armed";  // armed | up
+  std::vector<SystemHookOutput> after;
+  std::map<std::string, std::string> collect;
+  std::vector<std::string> down;
+  std::chrono::seconds timeout{1800};  // each command's bound
+  bool empty() const {
+    return up.empty() && before.empty() && start.empty() && after.empty() && collect.empty() && down.empty();
+  }
+};
+
+// A choice among builds or configurations of the system, passed to its commands and hooks in the
+// environment variable `env` (scripts/chaos --variant NAME=VALUE, else $env, else `default`).
+struct SystemVariant {
+  std::string env;
+  std::string default_value;
+  std::vector<std::string> values;
+};
+
 struct System {
   std::string source;         // the file
   std::filesystem::path dir;  // its directory (absolute)
@@ -72,7 +105,11 @@ struct System {
   std::optional<SystemMetrics> metrics;
   std::string scheduler_name;  // scheduler.name: empty for a system that is not a scheduler
   std::optional<std::vector<std::string>> checks;
-  std::string yunikorn_rest;  // yunikorn.rest: YuniKorn's REST API, read by the YuniKorn checks
+  std::string yunikorn_rest;           // yunikorn.rest: YuniKorn's REST API, read by the YuniKorn checks
+  std::vector<std::string> needs;      // systems it runs beside (names), listed before it in the stack
+  std::vector<std::string> scenarios;  // glob patterns of the scenario names it is added to
+  std::optional<SystemVariant> variant;
+  SystemHooks hooks;  // without `command`, the system is its hooks only (no process of the stack)
 };
 
 // Throw faults::ScenarioError with every problem of the file. Only a regular file of at most
