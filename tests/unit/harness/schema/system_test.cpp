@@ -122,7 +122,9 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"apiVersion: faultline/v1\nkind: System\nmetadata: {name: etcd}\nidentity: {user: u}\n"
             "command: [x]\nready: {command: [x], timeout: 2h}\n",
             {R"(s.yaml:3:18: metadata.name: "etcd" is a component of the stack itself; name the system otherwise)",
-             "s.yaml:6:32: ready.timeout: must be at most 1h, got 2h"}}));
+             "s.yaml:6:32: ready.timeout: must be at most 1h, got 2h"}},
+        Bad{kMinimal + "metrics: {url: 'http://x/metrics', series: [ok_total, 'workqueue_adds_total{name=\"x\"}']}\n",
+            {R"(s.yaml:7:55: metrics.series[1]: expected a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), got "workqueue_adds_total{name="x"}")"}}));
 
 }  // namespace
 }  // namespace faultline::harness::schema
