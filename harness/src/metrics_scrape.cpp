@@ -29,6 +29,10 @@ boost::asio::awaitable<MetricsScrape> scrape_metrics(std::string url, std::vecto
     PlainResponse res = co_await http_call("GET", url, {}, {}, {}, timeout, limits);
     if (res.status == 200) co_return metrics_from_text(res.body, series);
     error = "HTTP " + std::to_string(res.status) + ": " + res.body.substr(0, 200);
+  } catch (const LimitError&) {
+    error = "GET " + url + ": the answer is over the limit of a metrics read (body " +
+            byte_limit_text(kMaxMetricsBodyBytes) + ", header " + byte_limit_text(limits.max_header_bytes) +
+            "; fixed limits)";
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -8,6 +8,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <cmath>
 #include <limits>
+#include <thread>
+
+#include <boost/asio/write.hpp>
 
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/metrics_scrape.hpp"
@@ -132,6 +135,67 @@ TEST(MetricsScrape, AnEndpointThatCannotBeReadIsAnErrorNotAThrow) {
   }
   MetricsScrape bad = run_blocking(ioc, scrape_metrics("ftp://127.0.0.1/metrics", {"up"}));
   EXPECT_NE(bad.error.find("expected an http:// or https:// URL"), std::string::npos) << bad.error;
+}
+
+// A one-shot HTTP server on 127.0.0.1: reads one request, writes `answer`, closes.
+class OneAnswer {
+ public:
+  explicit OneAnswer(std::string answer)
+      : acceptor_(ioc_, {boost::asio::ip::make_address("127.0.0.1"), 0}), answer_(std::move(answer)) {
+    thread_ = std::thread([this] {
+      boost::system::error_code ec;
+      boost::asio::ip::tcp::socket socket(ioc_);
+      acceptor_.accept(socket, ec);
+      if (ec) return;
+      std::string request;
+      char buf[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        const std::size_t n = socket.read_some(boost::asio::buffer(buf), ec);
+        if (ec) return;
+        request.append(buf, n);
+      }
+      boost::asio::write(socket, boost::asio::buffer(answer_), ec);
+      socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ec);
+    });
+  }
+  ~OneAnswer() { thread_.join(); }
+  std::string url() const {
+    return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()) + "/metrics";
+  }
+
+ private:
+  boost::asio::io_context ioc_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::string answer_;
+  std::thread thread_;
+};
+
+TEST(MetricsScrape, ReadsTheListedSeriesOverHttp) {
+  OneAnswer server("HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
+                   std::to_string(kGolden.size()) + "\r\nConnection: close\r\n\r\n" + std::string(kGolden));
+  boost::asio::io_context ioc;
+  MetricsScrape got = run_blocking(ioc, scrape_metrics(server.url(), {"scheduler_pending_pods"}));
+  EXPECT_EQ(got.error, "");
+  EXPECT_EQ(got.seen, 11u);
+  ASSERT_EQ(got.samples.size(), 2u);
+  EXPECT_EQ(got.samples[1].value, 15);
+}
+
+TEST(MetricsScrape, ANonOkAnswerOrABodyOverTheLimitIsAnError) {
+  boost::asio::io_context ioc;
+  {
+    OneAnswer server("HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\nConnection: close\r\n\r\nforbidden");
+    MetricsScrape got = run_blocking(ioc, scrape_metrics(server.url(), {"up"}));
+    EXPECT_EQ(got.error, "HTTP 403: forbidden");
+  }
+  {
+    // The declared length is over the limit: the body is never read.
+    OneAnswer server("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(kMaxMetricsBodyBytes + 1) + "\r\n\r\n");
+    MetricsScrape got = run_blocking(ioc, scrape_metrics(server.url(), {"up"}));
+    EXPECT_EQ(got.error, "GET " + server.url() +
+                             ": the answer is over the limit of a metrics read (body 16777216 bytes (16 MiB), header "
+                             "65536 bytes (64 KiB); fixed limits)");
+  }
 }
 
 TEST(MetricsScrape, MissingSeriesAreTheListedOnesNoReadScrapeServed) {
