@@ -296,6 +296,8 @@ class Runner {
       if (auto err = watcher_->error(); !err.empty() && r_.error.empty()) r_.error = err;
     }
     if (client_) r_.client_retries = client_->retries();
+    // A run that failed between the two scrapes still reads the system's metrics once more.
+    if (r_.system && r_.system->metrics_before && !r_.system->metrics_after) co_await scrape_system_metrics(false);
   }
 
   Observations observations;

@@ -265,6 +265,12 @@ TEST(HarnessE2E, DeclaredChecksJudgeObjectsTheWorkloadCreated) {
   EXPECT_NE(std::string(report2.at("error").as_string()).find("cm-1: "), std::string::npos) << report2.at("error");
   EXPECT_NE(std::string(report2.at("error").as_string()).find("not created by this step"), std::string::npos)
       << report2.at("error");
+  // The run failed after the first scrape of kube-scheduler's metrics: it was read again at the end.
+  const auto& metrics = report2.at("cluster").at("system").at("metrics");
+  EXPECT_TRUE(metrics.at("before").at("error").is_null()) << metrics;
+  ASSERT_TRUE(metrics.at("after").is_object()) << metrics;
+  EXPECT_TRUE(metrics.at("after").at("error").is_null()) << metrics;
+  EXPECT_GT(metrics.at("after").at("served").to_number<std::int64_t>(), 0) << metrics;
 }
 
 // Every bind is answered 500 for 20 s while checks.settle is 15 s: the pods stay Pending without a
