@@ -74,13 +74,14 @@ FUZZ_CXX       ?= clang++-14
 LLVM_BIN       ?= /usr/lib/llvm-14/bin
 FUZZ_SECONDS   ?= 600
 FUZZ_FLAGS     ?=
-FUZZ_TARGETS   := request_classify scenario_load admin_request watch_framer audit_roundtrip
+FUZZ_TARGETS   := request_classify scenario_load admin_request watch_framer audit_roundtrip prom_text
 # Largest input libFuzzer generates per target (bytes).
 FUZZ_MAX_LEN_request_classify := 8192
 FUZZ_MAX_LEN_scenario_load    := 65536
 FUZZ_MAX_LEN_admin_request    := 65536
 FUZZ_MAX_LEN_watch_framer     := 65536
 FUZZ_MAX_LEN_audit_roundtrip  := 8192
+FUZZ_MAX_LEN_prom_text        := 16384
 FUZZ_LIMITS    := -rss_limit_mb=2048 -timeout=10
 FUZZ_ENV       := ASAN_SYMBOLIZER_PATH=$(LLVM_BIN)/llvm-symbolizer \
                   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

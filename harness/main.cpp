@@ -461,6 +461,7 @@ int main(int argc, char** argv) {
     o.default_checks = system->checks;
     o.system = fh::SystemRecord{system->name, system->source, system->identity.user, system->identity.user_agents,
                                 system->metrics ? system_metrics_url : std::string()};
+    if (system->metrics) o.system->metrics_series = system->metrics->series;
   } else {
     o.scheduler = scheduler.empty() ? "yunikorn" : scheduler;
     o.yunikorn_url = o.scheduler == "yunikorn" ? yunikorn_url : std::string();

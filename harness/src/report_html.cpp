@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <boost/json.hpp>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "faultline/faults/printable.hpp"
+#include "faultline/harness/metrics_scrape.hpp"
 #include "faultline/harness/report.hpp"
 #include "faultline/net/rfc3339.hpp"
 #include "markup.hpp"
@@ -358,6 +360,45 @@ constexpr const char* kScript =
     "function openHash(){var id=decodeURIComponent(location.hash.slice(1)),t=id&&document.getElementById(id);"
     "if(t&&t.tagName==='DETAILS')t.open=true;}window.addEventListener('hashchange',openHash);openHash();})();";
 
+// The listed series of the system's metrics, before the faults and after the last settle.
+std::string metrics_html(const SystemRecord& sys) {
+  std::ostringstream h;
+  h << "<h2>Metrics of " << escape_markup(sys.name) << "</h2>\n<p>" << escape_markup(sys.metrics_url) << "</p>\n";
+  // Every sample by its name and labels, in the order the endpoint served them.
+  std::vector<std::string> keys;
+  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> values;
+  std::map<std::string, const MetricSample*> first;
+  for (const auto* scrape : {&sys.metrics_before, &sys.metrics_after}) {
+    if (!*scrape) continue;
+    if (!(*scrape)->error.empty())
+      h << "<p class=\"bad\">" << (scrape == &sys.metrics_before ? "before" : "after")
+        << ": could not be read: " << escape_markup((*scrape)->error) << "</p>\n";
+    for (const auto& sample : (*scrape)->samples) {
+      const std::string key = sample_key(sample);
+      if (first.emplace(key, &sample).second) keys.push_back(key);
+      (scrape == &sys.metrics_before ? values[key].first : values[key].second) = sample.value;
+    }
+  }
+  if (auto missing = missing_series(sys); !missing.empty()) {
+    std::string names;
+    for (const auto& n : missing) names += (names.empty() ? "" : ", ") + n;
+    h << "<p class=\"bad\">listed series not served: " << escape_markup(names) << "</p>\n";
+  }
+  if (keys.empty()) return h.str();
+  h << "<table>\n<tr><th>series</th><th>labels</th><th>before</th><th>after</th><th>delta</th></tr>\n";
+  const auto text = [](const std::optional<double>& v) { return v ? format_sample_value(*v) : std::string("-"); };
+  for (const auto& key : keys) {
+    const MetricSample& sample = *first.at(key);
+    std::string labels;
+    for (const auto& [k, v] : sample.labels) labels += (labels.empty() ? "" : ", ") + k + "=" + v;
+    const auto& [before, after] = values.at(key);
+    std::string delta = before && after ? format_sample_value(*after - *before) : std::string("-");
+    h << row({sample.name, labels, text(before), text(after), delta});
+  }
+  h << "</table>\n";
+  return h.str();
+}
+
 }  // namespace
 
 std::string render_html(const Report& r) {
@@ -440,6 +481,7 @@ std::string render_html(const Report& r) {
     }
     h << "</table>\n";
   }
+  if (r.system && (r.system->metrics_before || r.system->metrics_after)) h << metrics_html(*r.system);
   if (!r.resources.empty()) {
     h << "<h2>Stack components: RSS and open descriptors</h2>\n<table>\n<tr><th>component</th><th>samples</th><th>"
          "RSS first / last / max (KiB)</th><th>fds first / last / max</th></tr>\n";
@@ -488,6 +530,9 @@ void print_summary(const Report& r, std::ostream& out) {
         << num(std::chrono::duration<double>(st.started - r.started).count())
         << "s): " << printable(st.error.empty() ? st.detail : "FAILED: " + st.error) << "\n";
   }
+  if (r.system && r.system->metrics_after && r.system->metrics_after->error.empty())
+    out << "metrics: " << r.system->metrics_after->samples.size() << " samples of " << r.system->metrics_series.size()
+        << " listed series (report.html)\n";
   if (!r.error.empty()) out << "run failed: " << printable(r.error) << "\n";
   out << "verdict: " << to_string(r.verdict) << "\n";
 }

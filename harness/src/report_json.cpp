@@ -1,5 +1,7 @@
 #include <boost/json.hpp>
+#include <cmath>
 
+#include "faultline/harness/metrics_scrape.hpp"
 #include "faultline/harness/report.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/rfc3339.hpp"
@@ -20,6 +22,27 @@ json::object check_json(const CheckResult& c) {
           {"count", c.count},
           {"summary", c.summary},
           {"evidence", std::move(evidence)}};
+}
+
+// A finite value as a JSON number; NaN, +Inf and -Inf, which JSON has no numbers for, as those strings.
+json::value sample_value(double v) { return std::isfinite(v) ? json::value(v) : json::value(format_sample_value(v)); }
+
+json::value scrape_json(const std::optional<MetricsScrape>& scrape) {
+  if (!scrape) return nullptr;
+  json::array samples;
+  for (const auto& s : scrape->samples) {
+    json::object labels;
+    for (const auto& [k, v] : s.labels) labels[k] = v;
+    samples.push_back(json::object{{"name", s.name}, {"labels", std::move(labels)}, {"value", sample_value(s.value)}});
+  }
+  return json::object{{"scrapedAt", net::format_rfc3339(scrape->at, 3)},
+                      {"error", scrape->error.empty() ? json::value(nullptr) : json::value(scrape->error)},
+                      {"samples", std::move(samples)},
+                      {"served", scrape->seen},
+                      {"dropped", scrape->dropped},
+                      {"malformedLines", scrape->malformed},
+                      {"firstMalformed",
+                       scrape->first_malformed.empty() ? json::value(nullptr) : json::value(scrape->first_malformed)}};
 }
 
 }  // namespace
@@ -82,6 +105,17 @@ std::string render_json(const Report& r) {
         {"file", r.system->file},
         {"identity", json::object{{"user", r.system->user}, {"userAgents", agents}}},
         {"metricsUrl", r.system->metrics_url.empty() ? json::value(nullptr) : json::value(r.system->metrics_url)}};
+  }
+  if (r.system && !r.system->metrics_url.empty()) {
+    json::array series;
+    for (const auto& n : r.system->metrics_series) series.emplace_back(n);
+    json::array missing;
+    for (const auto& n : missing_series(*r.system)) missing.emplace_back(n);
+    cluster.at("system").as_object()["metrics"] = json::object{{"url", r.system->metrics_url},
+                                                               {"series", std::move(series)},
+                                                               {"before", scrape_json(r.system->metrics_before)},
+                                                               {"after", scrape_json(r.system->metrics_after)},
+                                                               {"missing", std::move(missing)}};
   }
   json::object doc{
       {"faultline", json::object{{"version", r.faultline_version}, {"commit", r.faultline_commit}}},

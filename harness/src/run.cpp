@@ -7,6 +7,7 @@
 
 #include "faultline/harness/async.hpp"
 #include "faultline/harness/component_faults.hpp"
+#include "faultline/harness/metrics_scrape.hpp"
 #include "faultline/harness/node_flap.hpp"
 #include "faultline/harness/object_watcher.hpp"
 #include "faultline/harness/pod_watcher.hpp"
@@ -244,6 +245,7 @@ class Runner {
       audit_ = std::make_unique<AuditCollector>(*proxy_, executor_);
       co_await audit_->start();
     }
+    co_await scrape_system_metrics(true);
     start_soak_checks();
     co_await run_phases(workload);
     workload_created = WallClock::now();
@@ -256,6 +258,7 @@ class Runner {
       co_await finish_components();
       if (under_way) r_.notes.push_back(co_await settle_workload(Judged::after_faults));
     }
+    co_await scrape_system_metrics(false);
     co_await collect();
     for (const auto& step : r_.steps)
       if (!step.error.empty()) throw std::runtime_error(step.error);
@@ -293,6 +296,8 @@ class Runner {
       if (auto err = watcher_->error(); !err.empty() && r_.error.empty()) r_.error = err;
     }
     if (client_) r_.client_retries = client_->retries();
+    // A run that failed between the two scrapes still reads the system's metrics once more.
+    if (r_.system && r_.system->metrics_before && !r_.system->metrics_after) co_await scrape_system_metrics(false);
   }
 
   Observations observations;
@@ -491,6 +496,42 @@ class Runner {
     co_await poll_until(clock_, {o_.node_ready_timeout, milliseconds(500)}, registered, [&] {
       return "YuniKorn registered only " + std::to_string(known) + " of " + count + " nodes";
     });
+  }
+
+  // The system's metrics (metrics.url of its system file), before the faults are armed and after
+  // the last settle. An endpoint that cannot be read is a note, not a failed run.
+  asio::awaitable<void> scrape_system_metrics(bool before) {
+    if (!r_.system || r_.system->metrics_url.empty()) co_return;
+    SystemRecord& sys = *r_.system;
+    const std::string what = "metrics of " + sys.name + " at " + sys.metrics_url;
+    MetricsScrape scrape = co_await scrape_metrics(sys.metrics_url, sys.metrics_series);
+    const char* when = before ? " (before)" : " (after)";
+    if (!scrape.error.empty()) {
+      const std::string line = what + " could not be read" + when + ": " + scrape.error;
+      progress_(line, true);
+      r_.notes.push_back(line);
+    } else {
+      progress_(what + when + ": " + std::to_string(scrape.samples.size()) + " samples of " +
+                    std::to_string(sys.metrics_series.size()) + " series kept (" + std::to_string(scrape.seen) +
+                    " served)",
+                true);
+      if (scrape.malformed > 0)
+        r_.notes.push_back(what + when + ": " + std::to_string(scrape.malformed) +
+                           " malformed lines skipped; the first: " + scrape.first_malformed);
+      if (scrape.dropped > 0)
+        r_.notes.push_back(what + when + ": " + std::to_string(scrape.dropped) + " samples past the limit of " +
+                           std::to_string(kMaxMetricSamples) + " not kept");
+    }
+    (before ? sys.metrics_before : sys.metrics_after) = std::move(scrape);
+    if (before) co_return;
+    if (auto missing = missing_series(sys); !missing.empty()) {
+      std::string names;
+      for (const auto& n : missing) names += (names.empty() ? "" : ", ") + n;
+      const std::string line =
+          what + ": listed series not served (a labelled series appears once it has a value): " + names;
+      progress_(line, true);
+      r_.notes.push_back(line);
+    }
   }
 
   // Time zero of the faults: the proxy's rules and the component faults.

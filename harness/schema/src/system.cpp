@@ -392,7 +392,20 @@ class Loader {
     section(root, "metrics", [&](detail::MapReader& r) {
       SystemMetrics m;
       if (auto url = text(r, "url", true)) m.url = *url;
-      if (auto series = list(r, "series", false)) m.series = *series;
+      if (auto series = list(r, "series", false)) {
+        // Metric names as the Prometheus text format writes them: [a-zA-Z_:][a-zA-Z0-9_:]*.
+        const auto metric_name = [](const std::string& n) {
+          const auto start = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == ':'; };
+          return !n.empty() && start(n[0]) && std::all_of(n.begin(), n.end(), [&](char c) {
+            return start(c) || std::isdigit(static_cast<unsigned char>(c));
+          });
+        };
+        for (std::size_t i = 0; i < series->size(); ++i)
+          if (!metric_name((*series)[i]))
+            errors_.add(r.node()["series"][i].Mark(), r.path_of("series") + "[" + std::to_string(i) + "]",
+                        "expected a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), got \"" + (*series)[i] + "\"");
+        m.series = *series;
+      }
       system_.metrics = m;
     });
     section(root, "scheduler", [&](detail::MapReader& r) {

@@ -87,6 +87,19 @@ json::object check_named(const json::value& report, const std::string& name) {
   return {};
 }
 
+// The value of the sample `name` with label `label`=`value` in one scrape of the system's metrics
+// (report.json cluster.system.metrics.before or .after); fails the test when there is none.
+double metric_value(const json::value& scrape, const std::string& name, const std::string& label,
+                    const std::string& value) {
+  for (const auto& s : scrape.at("samples").as_array()) {
+    if (s.at("name").as_string() != name) continue;
+    const auto* l = s.at("labels").as_object().if_contains(label);
+    if (l != nullptr && l->as_string() == value) return s.at("value").to_number<double>();
+  }
+  ADD_FAILURE() << "no sample " << name << "{" << label << "=\"" << value << "\"} in " << json::serialize(scrape);
+  return -1;
+}
+
 void no_fault_scenario_passes(const std::string& scheduler) {
   Stack stack(scheduler);
   ASSERT_TRUE(stack.up()) << stack.log();
@@ -118,6 +131,26 @@ void no_fault_scenario_passes(const std::string& scheduler) {
   for (const char* name : {"queue-accounting", "no-orphan-allocations"}) {
     EXPECT_EQ(check_named(report, name).at("status").as_string(), yunikorn_status) << name;
   }
+  // The system's metrics endpoint, read before the faults and after the settle: the scheduler's own
+  // count of pods it placed rose by at least the pods of the run.
+  const auto& metrics = report.at("cluster").at("system").at("metrics");
+  ASSERT_TRUE(metrics.at("before").at("error").is_null()) << metrics;
+  ASSERT_TRUE(metrics.at("after").at("error").is_null()) << metrics;
+  const bool ks = scheduler == "kube-scheduler";
+  const std::string counter =
+      ks ? "scheduler_schedule_attempts_total" : "yunikorn_scheduler_container_allocation_attempt_total";
+  const std::string label = ks ? "result" : "state";
+  const std::string value = ks ? "scheduled" : "allocated";
+  const double after = metric_value(metrics.at("after"), counter, label, value);
+  // Before the first pod a labelled counter may not be served yet: it counts from 0.
+  double before = 0;
+  for (const auto& s : metrics.at("before").at("samples").as_array())
+    if (s.at("name").as_string() == counter && s.at("labels").at(label).as_string() == value)
+      before = s.at("value").to_number<double>();
+  EXPECT_GE(after - before, 220) << metrics;
+  EXPECT_GT(metrics.at("after").at("served").to_number<std::int64_t>(), 0);
+  EXPECT_EQ(metrics.at("after").at("malformedLines").to_number<std::int64_t>(), 0) << metrics;
+  EXPECT_NE(slurp(out / "report.html").find("<h2>Metrics of " + scheduler + "</h2>"), std::string::npos);
   if (scheduler == "yunikorn") {
     EXPECT_EQ(report.at("stats").at("queueAllocatedPods").to_number<std::int64_t>(), 220);
     EXPECT_EQ(report.at("stats").at("phantomAllocations").to_number<std::int64_t>(), 0);
@@ -243,6 +276,12 @@ TEST(HarnessE2E, DeclaredChecksJudgeObjectsTheWorkloadCreated) {
   EXPECT_NE(std::string(report2.at("error").as_string()).find("cm-1: "), std::string::npos) << report2.at("error");
   EXPECT_NE(std::string(report2.at("error").as_string()).find("not created by this step"), std::string::npos)
       << report2.at("error");
+  // The run failed after the first scrape of kube-scheduler's metrics: it was read again at the end.
+  const auto& metrics = report2.at("cluster").at("system").at("metrics");
+  EXPECT_TRUE(metrics.at("before").at("error").is_null()) << metrics;
+  ASSERT_TRUE(metrics.at("after").is_object()) << metrics;
+  EXPECT_TRUE(metrics.at("after").at("error").is_null()) << metrics;
+  EXPECT_GT(metrics.at("after").at("served").to_number<std::int64_t>(), 0) << metrics;
 }
 
 // Every bind is answered 500 for 20 s while checks.settle is 15 s: the pods stay Pending without a

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "faultline/harness/metrics_scrape.hpp"
 #include "faultline/harness/schema/invariants.hpp"
 #include "files.hpp"
 #include "fixtures.hpp"
@@ -138,6 +139,56 @@ TEST(ReportJson, RecordsTheSystem) {
   EXPECT_EQ(system.at("identity").at("user").as_string(), "faultline:labeller");
   EXPECT_EQ(system.at("identity").at("userAgents").at(0).as_string(), "kubectl/*");
   EXPECT_EQ(system.at("metricsUrl").as_string(), "https://127.0.0.1:10259/metrics");
+}
+
+TEST(Report, SystemMetricsBeforeAndAfter) {
+  auto report = report_for(testing::observations_3355(), {"pods-bound"});
+  report.system = SystemRecord{"kube-scheduler", "/x/kube-scheduler.yaml", "system:kube-scheduler", {}, ""};
+  EXPECT_EQ(json::parse(render_json(report)).at("cluster").at("system").as_object().if_contains("metrics"), nullptr);
+  report.system->metrics_url = "https://127.0.0.1:10259/metrics";
+  report.system->metrics_series = {"scheduler_schedule_attempts_total", "never_served"};
+  report.system->metrics_before = metrics_from_text(
+      "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"} 0\nother 1\n",
+      report.system->metrics_series);
+  report.system->metrics_before->at = WallTime{} + std::chrono::seconds(1);
+  report.system->metrics_after = metrics_from_text(
+      "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"scheduled\"} 40\n"
+      "scheduler_schedule_attempts_total{profile=\"default-scheduler\",result=\"error\"} NaN\nbroken{\n",
+      report.system->metrics_series);
+  auto doc = json::parse(render_json(report));
+  const auto& m = doc.at("cluster").at("system").at("metrics");
+  EXPECT_EQ(m.at("url").as_string(), "https://127.0.0.1:10259/metrics");
+  EXPECT_EQ(m.at("series").at(1).as_string(), "never_served");
+  EXPECT_EQ(m.at("missing"), json::parse(R"(["never_served"])"));
+  const auto& before = m.at("before");
+  EXPECT_EQ(before.at("scrapedAt").as_string(), "1970-01-01T00:00:01.000Z");
+  EXPECT_TRUE(before.at("error").is_null());
+  EXPECT_EQ(before.at("served").as_int64(), 2);
+  EXPECT_EQ(before.at("samples"), json::parse(R"([{"name":"scheduler_schedule_attempts_total",
+      "labels":{"profile":"default-scheduler","result":"scheduled"},"value":0E0}])"));
+  const auto& after = m.at("after");
+  EXPECT_EQ(after.at("samples").at(0).at("value").as_double(), 40);
+  EXPECT_EQ(after.at("samples").at(1).at("value").as_string(), "NaN");
+  EXPECT_EQ(after.at("malformedLines").as_int64(), 1);
+  EXPECT_EQ(after.at("firstMalformed").as_string(), "line 3: expected a label name at column 8");
+
+  const std::string html = render_html(report);
+  EXPECT_NE(html.find("<h2>Metrics of kube-scheduler</h2>"), std::string::npos);
+  EXPECT_NE(html.find("<td>scheduler_schedule_attempts_total</td><td>profile=default-scheduler, "
+                      "result=scheduled</td><td>0</td><td>40</td><td>40</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("listed series not served: never_served"), std::string::npos);
+  std::ostringstream summary;
+  print_summary(report, summary);
+  EXPECT_NE(summary.str().find("metrics: 2 samples of 2 listed series"), std::string::npos) << summary.str();
+
+  report.system->metrics_after = MetricsScrape{};
+  report.system->metrics_after->error = "GET https://127.0.0.1:10259/metrics: connecting: Connection refused";
+  doc = json::parse(render_json(report));
+  EXPECT_EQ(doc.at("cluster").at("system").at("metrics").at("after").at("error").as_string(),
+            "GET https://127.0.0.1:10259/metrics: connecting: Connection refused");
+  EXPECT_NE(render_html(report).find("after: could not be read: GET"), std::string::npos);
 }
 
 TEST(Junit, ExpectedViolationsArePassingTestcases) {

@@ -1,6 +1,7 @@
 #pragma once
-// Plain-HTTP calls to the local services that are not the apiserver: YuniKorn's REST API and the
-// proxy's admin API (both http://127.0.0.1:PORT). One connection per call: these are rare.
+// HTTP calls to the local services that are not the apiserver: YuniKorn's REST API and the
+// proxy's admin API (both http://127.0.0.1:PORT), the system's metrics (http:// or https:// with a
+// self-signed certificate, not verified). One connection per call: these are rare.
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <map>
@@ -22,7 +23,7 @@ struct PlainResponse {
 
 // A coroutine on the caller's executor; one deadline (timeout) covers connect, write and read.
 // Throws std::runtime_error naming the URL when the service cannot be reached or the URL is not
-// http://, LimitError when the answer's header or body is over `limits`.
+// http:// or https://, LimitError when the answer's header or body is over `limits`.
 boost::asio::awaitable<PlainResponse> http_call(std::string method, std::string url, std::string body = {},
                                                 std::string content_type = {}, std::string bearer_token = {},
                                                 std::chrono::seconds timeout = std::chrono::seconds(30),

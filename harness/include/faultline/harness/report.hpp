@@ -10,6 +10,7 @@
 
 #include "faultline/harness/checks.hpp"
 #include "faultline/harness/observations.hpp"
+#include "faultline/harness/prom_text.hpp"
 #include "faultline/version.hpp"
 
 namespace faultline::harness {
@@ -67,6 +68,17 @@ struct QuietPoint {
   std::vector<CheckResult> checks;
 };
 
+// One reading of the system's metrics endpoint: the samples of the series its system file lists.
+struct MetricsScrape {
+  WallTime at{};
+  std::string error;                  // why the endpoint could not be read; empty: it was read
+  std::vector<MetricSample> samples;  // of the listed series, as served
+  std::size_t seen = 0;               // well-formed samples the endpoint served, of any name
+  std::size_t dropped = 0;            // samples of listed series past kMaxMetricSamples
+  std::size_t malformed = 0;          // lines skipped
+  std::string first_malformed;
+};
+
 // The system under test as its system file describes it (docs/systems.md).
 struct SystemRecord {
   std::string name;
@@ -74,7 +86,13 @@ struct SystemRecord {
   std::string user;  // the identity it authenticates as
   std::vector<std::string> user_agents;
   std::string metrics_url;  // where it serves its metrics (metrics.url, filled by the stack); empty: none
+  std::vector<std::string> metrics_series{};      // metrics.series
+  std::optional<MetricsScrape> metrics_before{};  // before the faults were armed; none: not scraped
+  std::optional<MetricsScrape> metrics_after{};   // after the last settle; none: not scraped
 };
+
+// The listed series that no scrape which read the endpoint served (empty when none read it).
+std::vector<std::string> missing_series(const SystemRecord& s);
 
 struct Report {
   // The faultline-harness that wrote the report (faultline/version.hpp).

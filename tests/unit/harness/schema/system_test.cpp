@@ -211,7 +211,9 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{kHooksOnly + "variant: {env: V}\n",
             {"s.yaml:1:1: command: required key is missing", "s.yaml:1:1: ready: required key is missing",
              "s.yaml:5:10: variant.values: required key is missing",
-             "s.yaml:5:10: variant.default: required key is missing"}}));
+             "s.yaml:5:10: variant.default: required key is missing"}},
+        Bad{kMinimal + "metrics: {url: 'http://x/metrics', series: [ok_total, 'workqueue_adds_total{name=\"x\"}']}\n",
+            {R"(s.yaml:7:55: metrics.series[1]: expected a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), got "workqueue_adds_total{name="x"}")"}}));
 
 }  // namespace
 }  // namespace faultline::harness::schema
