@@ -112,6 +112,21 @@ TEST(SystemsE2E, KubeControllerManagerRunsADaemonSetWithoutFaults) {
   const auto& cluster = run.report.at("cluster").as_object();
   EXPECT_EQ(cluster.at("system").at("name").as_string(), "kube-controller-manager") << run.context();
   EXPECT_EQ(text_of(cluster.at("versions").at("kube-apiserver")).rfind("v1.36.", 0), 0u) << run.context();
+  // The controller's own work queue, read before the faults were armed and after the settle.
+  const auto daemonset_adds = [&](const char* when) -> double {
+    const auto* read = cluster.at("system").at("metrics").as_object().if_contains(when);
+    if (read == nullptr || !read->is_object()) return -1;
+    for (const auto& s : read->at("samples").as_array()) {
+      const auto& o = s.as_object();
+      const auto* name = o.at("labels").as_object().if_contains("name");
+      if (o.at("name").as_string() == "workqueue_adds_total" && name != nullptr && *name == "daemonset")
+        return o.at("value").to_number<double>();
+    }
+    return 0;
+  };
+  const double before = daemonset_adds("before");
+  EXPECT_GE(before, 0) << "no metrics read before the run:\n" << run.context();
+  EXPECT_GT(daemonset_adds("after"), before) << json::serialize(cluster.at("system"));
 }
 
 }  // namespace
