@@ -65,14 +65,8 @@ void load_scenario_text(std::string_view text, std::string_view source_name, Sce
                         SectionReader& sections) {
   detail::Errors errors{std::string(source_name)};
   scenario.source = std::string(source_name);
-  YAML::Node document = detail::load_yaml(text, errors);
-  try {
-    if (document.IsDefined() && !document.IsNull()) parse_document(document, scenario, sections, errors);
-    else if (errors.empty()) errors.add(YAML::Mark::null_mark(), "", "the file is empty");
-  } catch (const YAML::Exception& e) {  // a node shape the readers did not expect: still an error report
-    errors.add(e.mark, "", "cannot read this YAML: " + e.msg);
-  }
-  if (!errors.empty()) throw ScenarioError(errors.report());
+  detail::read_document(text, errors,
+                        [&](const YAML::Node& document) { parse_document(document, scenario, sections, errors); });
 }
 
 std::shared_ptr<const Scenario> load_scenario_text(std::string_view text, std::string_view source_name) {

@@ -266,6 +266,17 @@ YAML::Node load_yaml(std::string_view text, Errors& errors) {
   }
 }
 
+void read_document(std::string_view text, Errors& errors, const std::function<void(const YAML::Node&)>& parse) {
+  YAML::Node document = load_yaml(text, errors);
+  try {
+    if (document.IsDefined() && !document.IsNull()) parse(document);
+    else if (errors.empty()) errors.add(YAML::Mark::null_mark(), "", "the file is empty");
+  } catch (const YAML::Exception& e) {  // a node shape the readers did not expect: still an error report
+    errors.add(e.mark, "", "cannot read this YAML: " + e.msg);
+  }
+  if (!errors.empty()) throw ScenarioError(errors.report());
+}
+
 // Recursion is bounded: load_yaml refuses trees deeper than max_scenario_depth.
 boost::json::value to_json(const YAML::Node& node) {
   switch (node.Type()) {

@@ -123,14 +123,7 @@ class Loader {
   }
 
   Matrix load() {
-    YAML::Node document = detail::load_yaml(text_, errors_);
-    try {
-      if (document.IsDefined() && !document.IsNull()) parse(document);
-      else if (errors_.empty()) errors_.add(YAML::Mark::null_mark(), "", "the file is empty");
-    } catch (const YAML::Exception& e) {
-      errors_.add(e.mark, "", "cannot read this YAML: " + e.msg);
-    }
-    if (!errors_.empty()) throw ScenarioError(errors_.report());
+    detail::read_document(text_, errors_, [this](const YAML::Node& document) { parse(document); });
     return std::move(matrix_);
   }
 

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 #include <boost/json/value.hpp>
 
+#include <functional>
 #include <string_view>
 
 #include "faultline/faults/yaml_reader.hpp"
@@ -19,6 +20,10 @@ namespace faultline::faults::detail {
 // more than max_scenario_nodes values. The bounds are checked on the parser's events, before any
 // tree is built.
 YAML::Node load_yaml(std::string_view text, Errors& errors);
+
+// Reads the one document of `text` (load_yaml) with `parse`: an empty file, and a node shape the
+// readers did not expect, are errors too. Throws ScenarioError with every error when there is any.
+void read_document(std::string_view text, Errors& errors, const std::function<void(const YAML::Node&)>& parse);
 
 // A tree from load_yaml as JSON. Plain scalars are typed by YAML 1.2's core schema: null (~, null,
 // Null, NULL, empty), booleans (true, True, TRUE, false, False, FALSE), decimal integers (int64;
