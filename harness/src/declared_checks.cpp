@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "faultline/faults/match.hpp"
 #include "faultline/harness/limits.hpp"
 
 namespace faultline::harness {
@@ -56,27 +57,6 @@ std::optional<std::string> resolve_field(const json::value& object, const schema
   if (at->is_string()) return std::string(at->get_string());
   if (at->is_double()) return fmt::format("{}", at->get_double());  // 1.5, not JSON's 1.5E0
   return json::serialize(*at);
-}
-
-bool glob_match(std::string_view pattern, std::string_view text) {
-  // Iterative wildcard match: `star` remembers the last `*` to fall back to.
-  std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (p < pattern.size() && pattern[p] == text[t]) {
-      ++p;
-      ++t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
 }
 
 DeclaredEvaluator::DeclaredEvaluator(schema::DeclaredCheck check, std::string workload_namespace,
@@ -326,7 +306,7 @@ CheckResult DeclaredEvaluator::no_write_result(const DeclaredContext& ctx) const
     if (!rec.name.empty() && !refs.contains(ref)) continue;
     if (rec.name.empty() && !check_.watch.label_selector.empty()) continue;
     const bool by = std::any_of(spec.user_agents.begin(), spec.user_agents.end(),
-                                [&](const std::string& p) { return glob_match(p, rec.user_agent); });
+                                [&](const std::string& p) { return faults::glob_match(p, rec.user_agent); });
     if (!by) continue;
     ++r.count;
     add_evidence(r, "audit #" + std::to_string(rec.seq) + " at " + since_start(ctx, rec.ts) + ": " + rec.verb + " of " +

@@ -24,9 +24,6 @@ namespace faultline::harness {
 // writes them, a mapping or list as its JSON; nullopt when a step is missing or the value is null.
 std::optional<std::string> resolve_field(const boost::json::value& object, const schema::FieldPath& path);
 
-// `*` matches any text (also none); everything else matches itself.
-bool glob_match(std::string_view pattern, std::string_view text);
-
 // What a declared check is judged against besides its events.
 struct DeclaredContext {
   WallTime run_started{};                           // evidence times are relative to it
