@@ -17,8 +17,8 @@ rm -rf "$dir"
 mkdir -p "$dir"
 trap '"$stack" down --run-dir "$dir" >/dev/null 2>&1 || true' EXIT
 "$stack" up --scheduler yunikorn --nodes 2 --run-dir "$dir" --no-proxy 2>&1 | tail -n 3
-url=$(grep '^YUNIKORN_URL=' "$dir/state" | cut -d= -f2-)
-[[ -n $url ]] || fail "no YUNIKORN_URL in $dir/state"
+url=$(grep "^FAULTLINE_YUNIKORN_URL=" "$dir/env" | cut -d= -f2-)
+[[ -n $url ]] || fail "no FAULTLINE_YUNIKORN_URL in $dir/env"
 for round in 1 2 3; do
   "$stack" reset --run-dir "$dir" 2>&1 | tail -n 1
   code=$(curl -s -o "$dir/queues.json" -w '%{http_code}' "$url/ws/v1/partition/default/queues")
