@@ -15,11 +15,7 @@ std::string join_lines(const std::vector<std::string>& lines) {
 }
 
 void parse_header(detail::MapReader& root, Scenario& scenario) {
-  auto api_version = root.string("apiVersion", true);
-  if (api_version && *api_version != "faultline/v1")
-    root.error_at("apiVersion", "must be \"faultline/v1\", got \"" + *api_version + "\"");
-  auto kind = root.string("kind", true);
-  if (kind && *kind != "Scenario") root.error_at("kind", "must be \"Scenario\", got \"" + *kind + "\"");
+  detail::check_header(root, "Scenario");
   YAML::Node metadata = root.take("metadata");
   if (!metadata.IsDefined()) {
     root.missing("metadata");

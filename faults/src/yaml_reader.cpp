@@ -253,4 +253,12 @@ void MapReader::finish() {
   }
 }
 
+void check_header(MapReader& root, const std::string& kind) {
+  auto api_version = root.string("apiVersion", true);
+  if (api_version && *api_version != "faultline/v1")
+    root.error_at("apiVersion", "must be \"faultline/v1\", got \"" + *api_version + "\"");
+  auto found = root.string("kind", true);
+  if (found && *found != kind) root.error_at("kind", "must be \"" + kind + "\", got \"" + *found + "\"");
+}
+
 }  // namespace faultline::faults::detail

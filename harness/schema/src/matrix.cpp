@@ -131,11 +131,7 @@ class Loader {
   void parse(const YAML::Node& document) {
     detail::MapReader root(document, "", errors_);
     if (!root.valid()) return;
-    auto api_version = root.string("apiVersion", true);
-    if (api_version && *api_version != "faultline/v1")
-      root.error_at("apiVersion", "must be \"faultline/v1\", got \"" + *api_version + "\"");
-    auto kind = root.string("kind", true);
-    if (kind && *kind != "Matrix") root.error_at("kind", "must be \"Matrix\", got \"" + *kind + "\"");
+    detail::check_header(root, "Matrix");
     if (YAML::Node metadata = root.take("metadata"); metadata.IsDefined()) {
       detail::MapReader reader(metadata, "metadata", errors_);
       if (auto name = reader.string("name", true)) matrix_.name = *name;

@@ -269,11 +269,7 @@ class Loader {
   void parse(const YAML::Node& document) {
     detail::MapReader root(document, "", errors_);
     if (!root.valid()) return;
-    auto api_version = root.string("apiVersion", true);
-    if (api_version && *api_version != "faultline/v1")
-      root.error_at("apiVersion", "must be \"faultline/v1\", got \"" + *api_version + "\"");
-    auto kind = root.string("kind", true);
-    if (kind && *kind != "System") root.error_at("kind", "must be \"System\", got \"" + *kind + "\"");
+    detail::check_header(root, "System");
     section(
         root, "metadata",
         [&](detail::MapReader& r) {

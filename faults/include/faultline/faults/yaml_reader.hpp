@@ -121,4 +121,8 @@ std::vector<T> parse_named_list(const YAML::Node& node, const std::string& path,
   return items;
 }
 
+// The header every faultline file starts with: `apiVersion: faultline/v1` and `kind: <kind>`,
+// both required; a wrong value is an error naming what was found.
+void check_header(MapReader& root, const std::string& kind);
+
 }  // namespace faultline::faults::detail
