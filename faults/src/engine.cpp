@@ -208,6 +208,8 @@ Plan Engine::make_plan(int index, const Request& request, Clock::time_point now)
   plan.rule = rule.name;
   plan.rule_index = index;
   if (const auto* respond = std::get_if<actions::Respond>(&rule.action)) plan.response = respond->render(request.info);
+  if (const auto* hold = std::get_if<actions::Hold>(&rule.action); hold && hold->then == actions::Hold::Then::respond)
+    plan.response = hold->respond.render(request.info);
   if (const auto* delay = std::get_if<actions::Delay>(&rule.action)) plan.delay = delay->resolve(state.rng());
   if (const auto* outage = std::get_if<actions::Outage>(&rule.action)) {
     auto until = outage->duration ? now + *outage->duration : window_end(rule, state).value_or(now);

@@ -50,6 +50,7 @@ inline audit::Record every_field_set() {
   r.status = 503;
   r.upstream_status = 201;
   r.bytes_out = 42;
+  r.held = audit::Held{"forwarded", 3, std::chrono::milliseconds(2004)};
   return r;
 }
 

@@ -50,6 +50,11 @@ ProxyMetrics::ProxyMetrics()
                                       "Fault actions carried out, by rule and action type.", {"rule", "action"})),
       rule_matched_(registry_.counter("faultline_rule_matched_total",
                                       "Requests selected by a rule's match clause, by rule.", {"rule"})),
+      held_(registry_.counter("faultline_held_requests_total",
+                              "Requests a hold rule held, by rule and what became of them (forwarded, reset, "
+                              "answered, gave-up: the client went away while held; not-held: the bound of held "
+                              "requests was reached, forwarded at once).",
+                              {"rule", "outcome"})),
       memory_refusals_(registry_.counter("faultline_memory_refusals_total",
                                          "New work refused to keep memory bounded (HTTP/2 streams: "
                                          "REFUSED_STREAM; HTTP/1.1 requests: 503), by reason.",
@@ -122,6 +127,10 @@ void ProxyMetrics::rule_matched(std::string_view rule) { rule_matched_.with({std
 
 void ProxyMetrics::fault_fired(std::string_view rule, std::string_view action) {
   faults_fired_.with({std::string(rule), std::string(action)}).inc();
+}
+
+void ProxyMetrics::request_held(std::string_view rule, std::string_view outcome) {
+  held_.with({std::string(rule), std::string(outcome)}).inc();
 }
 
 void ProxyMetrics::upstream_latency(std::chrono::nanoseconds latency) {

@@ -12,6 +12,7 @@ void AuditingObserver::exchange_done(const audit::Record& record,
                                      std::optional<std::chrono::nanoseconds> upstream_latency) {
   metrics_.request_done(record.verb, record.resource, record.status);
   if (record.rule) metrics_.fault_fired(*record.rule, record.action.value_or(""));
+  if (record.held) metrics_.request_held(record.rule.value_or(""), record.held->outcome);
   if (upstream_latency) metrics_.upstream_latency(*upstream_latency);
   audit_.append(record);
 }

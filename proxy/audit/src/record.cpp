@@ -94,6 +94,13 @@ json::object to_json(const Record& r) {
   o["bytesIn"] = r.bytes_in;
   o["bytesOut"] = r.bytes_out;
   o["durationUs"] = r.duration.count();
+  if (r.held) {
+    json::object held;
+    held["outcome"] = text(r.held->outcome);
+    held["batch"] = r.held->batch;
+    held["waitedMs"] = r.held->waited.count();
+    o["held"] = std::move(held);
+  }
   return o;
 }
 
@@ -243,6 +250,15 @@ std::string to_json_line(const Record& r, std::uint64_t seq, std::chrono::system
   append_int(out, r.bytes_out);
   out += ",\"durationUs\":";
   append_int(out, r.duration.count());
+  if (r.held) {
+    out += ",\"held\":{\"outcome\":";
+    append_text(out, r.held->outcome);
+    out += ",\"batch\":";
+    append_int(out, r.held->batch);
+    out += ",\"waitedMs\":";
+    append_int(out, r.held->waited.count());
+    out += "}";
+  }
   out += "}\n";
   return out;
 }
@@ -279,6 +295,17 @@ Record from_json(const json::value& value) {
   const std::uint64_t us = get_uint(o, "durationUs");
   if (us > static_cast<std::uint64_t>(std::chrono::microseconds::max().count())) wrong_type("durationUs", "a duration");
   r.duration = std::chrono::microseconds(static_cast<std::int64_t>(us));
+  if (const json::value* held = o.if_contains("held")) {
+    if (!held->is_object()) wrong_type("held", "an object");
+    const json::object& h = held->get_object();
+    Held out;
+    out.outcome = get_string(h, "outcome");
+    out.batch = get_uint(h, "batch");
+    const std::uint64_t ms = get_uint(h, "waitedMs");
+    if (ms > static_cast<std::uint64_t>(INT64_MAX)) wrong_type("waitedMs", "a duration");
+    out.waited = std::chrono::milliseconds(static_cast<std::int64_t>(ms));
+    r.held = std::move(out);
+  }
   return r;
 }
 

@@ -7,6 +7,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -211,6 +212,65 @@ asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange& ex, effect::En
 asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange&, effect::StallConnection& e) {
   co_await conn_.sleep(e.duration);
   co_return std::nullopt;
+}
+
+// Held in the rule's batch (gate.hpp) until it is released. Meanwhile the client's bytes are read
+// into the request's buffer (at most relay_buffer of them, then no more until the release), so
+// that a client that goes away is seen at once: it leaves the batch and its request is never sent.
+asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange& ex, effect::Gate& e) {
+  using namespace asio::experimental::awaitable_operators;
+  std::shared_ptr<GateTicket> ticket = server_->gates.join(e, conn_.executor());
+  if (!ticket) {
+    ex.record.held = audit::Held{"not-held", 0, {}};
+    spdlog::debug("conn {}: rule '{}': {} requests are held already; {} {} goes on", id_, ex.plan.rule, Gates::kMaxHeld,
+                  ex.request.method, path_only(ex.request.target));
+    co_return std::nullopt;
+  }
+  GateHold hold(server_->gates, ticket);
+  client_.stream.expires_never();
+  std::size_t batch = 0;
+  bool gave_up = false;
+  for (;;) {
+    batch = server_->gates.wake(*ticket);
+    if (batch > 0) break;
+    if (client_.buffer.size() >= options_.relay_buffer) {
+      co_await ticket->timer.async_wait(use_tuple);
+      continue;
+    }
+    auto first = co_await (ticket->timer.async_wait(use_tuple) ||
+                           client_.stream.async_read_some(client_.buffer.prepare(4096), use_tuple));
+    if (first.index() == 0) continue;
+    auto [ec, n] = std::get<1>(first);
+    if (ec) {
+      gave_up = true;
+      break;
+    }
+    client_.buffer.commit(n);
+  }
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - ticket->since);
+  if (gave_up) {
+    hold.leave();
+    ex.record.held = audit::Held{"gave-up", 0, waited};
+    spdlog::info("conn {}: rule '{}': the client of {} {} went away while it was held ({} ms)", id_, ex.plan.rule,
+                 ex.request.method, path_only(ex.request.target), waited.count());
+    conn_.cut_now(Cut::close);
+    co_return false;
+  }
+  hold.done();
+  using Then = faults::actions::Hold::Then;
+  ex.record.held = audit::Held{e.then == Then::forward ? "forwarded"
+                               : e.then == Then::reset ? "reset"
+                                                       : "answered",
+                               batch, waited};
+  if (e.then == Then::forward) co_return std::nullopt;
+  if (e.then == Then::reset) {
+    conn_.cut_now(Cut::reset);
+    co_return false;
+  }
+  if (!ex.expects_continue) co_await discard_request_body(ex);
+  co_await write_local_response(ex, *e.response);
+  co_return true;
 }
 
 asio::awaitable<void> Http1Session::write_local_response(Exchange& ex, const faults::HttpResponse& requested) {

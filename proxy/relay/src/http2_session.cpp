@@ -69,6 +69,7 @@ void Http2Session::close_all() {
   auto streams = std::move(streams_);
   streams_.clear();
   for (auto& [id, s] : streams) {
+    leave_batch(*s, conn_->id());
     if (s->watch_counted && server_.observer) server_.observer->watch_closed();
     if (s->started()) finish_exchange(server_, s->ex, conn_->id());
   }
@@ -264,6 +265,7 @@ int Http2Session::on_stream_close(nghttp2_session*, int32_t stream_id, uint32_t,
   self->io_.activity();
   self->stop_upstream_side(*s);
   self->release_request_bytes(*s);
+  leave_batch(*s, self->conn_->id());
   if (s->watch_counted && self->server_.observer) self->server_.observer->watch_closed();
   if (s->started()) finish_exchange(self->server_, s->ex, self->conn_->id());
   H2_GUARD_END
@@ -401,6 +403,59 @@ bool Http2Session::apply(Http2Stream&, effect::StallConnection& e) {
   io_.stall(e.duration);
   spdlog::info("conn {}: h2: connection stalled for {} ms", conn_->id(), e.duration.count());
   return true;
+}
+
+// Held in the rule's batch (gate.hpp) until it is released; `held` goes on then. The stream's
+// request body waits in the proxy meanwhile, at most one stream window of it (flow control).
+bool Http2Session::apply(Http2Stream& s, effect::Gate& e) {
+  std::shared_ptr<GateTicket> ticket = server_.gates.join(e, conn_->executor());
+  if (!ticket) {
+    s.ex.record.held = audit::Held{"not-held", 0, {}};
+    spdlog::debug("conn {}: rule '{}': {} requests are held already; {} {} goes on", conn_->id(), s.ex.plan.rule,
+                  Gates::kMaxHeld, s.method, path_only(s.path));
+    return true;
+  }
+  s.gate = GateHold(server_.gates, ticket);
+  asio::co_spawn(conn_->executor(), held(shared_from_this(), s.id, std::move(ticket)), asio::detached);
+  return false;
+}
+
+asio::awaitable<void> Http2Session::held(std::shared_ptr<Http2Session> self, int32_t stream_id,
+                                         std::shared_ptr<GateTicket> ticket) {
+  std::size_t batch = 0;
+  for (;;) {
+    batch = self->server_.gates.wake(*ticket);
+    if (batch > 0) break;
+    const Http2Stream* waiting = self->find(stream_id);
+    if (self->io_.closing() || !waiting || waiting->gate.ticket() != ticket.get()) co_return;  // it left
+    co_await ticket->timer.async_wait(use_tuple);
+  }
+  Http2Stream* s = self->find(stream_id);
+  if (self->io_.closing() || !s || s->gate.ticket() != ticket.get()) co_return;
+  s->gate.done();
+  const auto* gate = std::get_if<effect::Gate>(&s->ex.effects[s->next_effect - 1]);
+  if (!gate) co_return;
+  using Then = faults::actions::Hold::Then;
+  const auto waited =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - ticket->since);
+  s->ex.record.held = audit::Held{gate->then == Then::forward ? "forwarded"
+                                  : gate->then == Then::reset ? "reset"
+                                                              : "answered",
+                                  batch, waited};
+  if (gate->then == Then::forward) self->proceed(*s);
+  else if (gate->then == Then::reset) self->cut_stream(*s, Cut::reset);
+  else self->answer(*s, *gate->response);
+  self->kick_client();
+}
+
+void Http2Session::leave_batch(Http2Stream& s, std::uint64_t conn) {
+  if (!s.gate) return;
+  const auto since = s.gate.ticket()->since;
+  if (!s.gate.leave()) return;
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since);
+  s.ex.record.held = audit::Held{"gave-up", 0, waited};
+  spdlog::info("conn {}: rule '{}': the client of {} {} went away while it was held ({} ms)", conn, s.ex.plan.rule,
+               s.method, path_only(s.path), waited.count());
 }
 
 // reset: RST_STREAM INTERNAL_ERROR; close: RST_STREAM NO_ERROR. Only this stream is hit.

@@ -104,6 +104,11 @@ class Http2Session final : public std::enable_shared_from_this<Http2Session>, pu
   bool apply(Http2Stream& s, effect::EnforceOutage& e);
   bool apply(Http2Stream& s, effect::EndConnection& e);
   bool apply(Http2Stream& s, effect::StallConnection& e);
+  bool apply(Http2Stream& s, effect::Gate& e);
+  static boost::asio::awaitable<void> held(std::shared_ptr<Http2Session> self, int32_t stream_id,
+                                           std::shared_ptr<GateTicket> ticket);
+  // The stream ends while held in a batch (the client reset it, the connection went): it leaves.
+  static void leave_batch(Http2Stream& s, std::uint64_t conn);
   void forward(Http2Stream& s);
   void refuse_for_http11(const std::vector<int32_t>& ids);
   static boost::asio::awaitable<void> goaway_for_http11(std::shared_ptr<Http2Session> self);

@@ -19,6 +19,7 @@
 
 #include "exchange.hpp"
 #include "faultline/proxy/watch_stream.hpp"
+#include "gate.hpp"
 #include "http2_wire.hpp"
 
 namespace faultline::proxy {
@@ -189,6 +190,7 @@ struct Http2Stream {
   // The fault's effects: the next one to carry out (proceed); the upstream's answer is lost.
   std::size_t next_effect = 0;
   bool discarding = false;
+  GateHold gate;  // effect::Gate: its place in the rule's batch while held (left when the stream goes)
 
   std::size_t down_size() const { return down_buf.size() - down_off; }
   bool response_header_too_large() const { return resp_header_bytes > kResponseHeaderLimit; }

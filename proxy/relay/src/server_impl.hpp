@@ -17,6 +17,7 @@
 
 #include "faultline/proxy/effects.hpp"
 #include "faultline/proxy/server.hpp"
+#include "gate.hpp"
 
 namespace faultline::proxy {
 
@@ -64,6 +65,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   std::function<void()> cancel_probe;  // set while a probe waits for the upstream
   std::atomic<bool> stopping{false};
   std::atomic<std::uint64_t> next_conn{1};
+  // The batches of hold rules, shared by every connection (gate.hpp).
+  Gates gates;
 
   // Decoded HTTP/2 request header bytes not yet sent upstream, over all connections
   // (ServerOptions::h2_header_memory_total).

@@ -242,6 +242,158 @@ TEST_F(ActionOverHttp1, StallHoldsTheRequestLikeADelayAndTheConnectionGoesOn) {
   EXPECT_EQ(fired("freeze"), 1u);
 }
 
+// ---- hold: a batch of requests released together ----------------------------------------------
+
+// Audit lines of namespace `ns` (this test's) that contain `needle`: the audit log spans every test.
+std::size_t lines_with(const std::string& audit, const std::string& ns, const std::string& needle) {
+  std::size_t n = 0;
+  std::istringstream in(audit);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("\"namespace\":\"" + ns + "\"") != std::string::npos && line.find(needle) != std::string::npos) ++n;
+  return n;
+}
+
+// lines_with() of the audit log, once it reaches `want` (or after 5 s).
+std::size_t audit_lines_with(const std::function<std::string()>& audit, const std::string& ns,
+                             const std::string& needle, std::size_t want) {
+  std::size_t n = 0;
+  for (int i = 0; i < 50 && (n = lines_with(audit(), ns, needle)) < want; ++i) std::this_thread::sleep_for(100ms);
+  return n;
+}
+
+// curl --http1.1 through the proxy, creating configmap `name` (or, with an empty name, listing);
+// prints "<status> <seconds>" on its last line.
+CommandResult curl_h1(const std::string& path, const std::string& name, int max_time = 60) {
+  std::string cmd = "curl -sS --http1.1 --max-time " + std::to_string(max_time) + " -A faultline-hold-test --cacert " +
+                    shell_quote(env->var("FAULTLINE_CA_CERT")) + " -w '\n%{http_code} %{time_total}\n' ";
+  if (!name.empty()) {
+    const std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name + R"("}})";
+    cmd += "-X POST -H 'Content-Type: application/json' --data-binary " + shell_quote(body) + " ";
+  }
+  return run_command(cmd + shell_quote("https://" + env->proxy_listen() + path));
+}
+
+// The status and seconds of curl_h1's last line.
+std::pair<int, double> status_and_time(const CommandResult& r) {
+  auto nl = r.output.find_last_of('\n', r.output.size() >= 2 ? r.output.size() - 2 : 0);
+  std::istringstream last(r.output.substr(nl == std::string::npos ? 0 : nl + 1));
+  int status = 0;
+  double seconds = 0;
+  last >> status >> seconds;
+  return {status, seconds};
+}
+
+TEST_F(ActionOverHttp1, HoldReleasesThreeConcurrentCreatesTogether) {
+  arm("  - {name: trio, match: {verbs: [create], resources: [configmaps], " + match_ns() +
+      "}, action: {type: hold, count: 3, duration: 60s}}\n");
+  CommandResult first, second, third;
+  std::thread a([&] { first = curl_h1(cm_path(), "first"); });
+  std::thread b([&] { second = curl_h1(cm_path(), "second"); });
+  std::this_thread::sleep_for(2s);
+  // Two are held: neither reached the apiserver yet.
+  EXPECT_THAT(run_command(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " -n " + ns_ +
+                          " get configmap first second -o name")
+                  .output,
+              Not(HasSubstr("configmap/")));
+  const auto third_started = std::chrono::steady_clock::now();
+  third = curl_h1(cm_path(), "third");
+  const auto third_took = std::chrono::steady_clock::now() - third_started;
+  a.join();
+  b.join();
+  for (const auto* r : {&first, &second, &third}) EXPECT_EQ(status_and_time(*r).first, 201) << r->output;
+  // The first two waited for the third; the third was released at once.
+  EXPECT_GE(status_and_time(first).second, 2.0) << first.output;
+  EXPECT_GE(status_and_time(second).second, 2.0) << second.output;
+  EXPECT_LT(third_took, 5s);
+  EXPECT_THAT(kubectl_direct("-n " + ns_ + " get configmap first second third -o name"), HasSubstr("configmap/third"));
+  EXPECT_EQ(audit_lines_with([this] { return admin("GET", "/v1/audit").body; }, ns_,
+                             "\"held\":{\"outcome\":\"forwarded\",\"batch\":3,", 3),
+            3u);
+  EXPECT_EQ(fired("trio"), 3u);
+}
+
+TEST_F(ActionOverHttp1, HoldReleasesByTimeWhenTooFewArrive) {
+  arm("  - {name: alone, match: {verbs: [list], resources: [configmaps], " + match_ns() +
+      "}, action: {type: hold, count: 5, duration: 1500ms}}\n");
+  CommandResult r = curl_h1(cm_path(), "");
+  auto [status, seconds] = status_and_time(r);
+  EXPECT_EQ(status, 200) << r.output;
+  EXPECT_GE(seconds, 1.5) << r.output;
+  std::string line = audit_line(cm_path());
+  EXPECT_THAT(line, HasSubstr("\"held\":{\"outcome\":\"forwarded\",\"batch\":1,\"waitedMs\":1")) << line;
+}
+
+TEST_F(ActionOverHttp1, HoldFailsTheWholeBatchWithAStatusAndNothingIsCreated) {
+  arm("  - {name: fail, match: {verbs: [create], resources: [configmaps], " + match_ns() +
+      "}, action: {type: hold, count: 2, duration: 60s, then: respond, code: 503}}\n");
+  CommandResult first;
+  std::thread a([&] { first = curl_h1(cm_path(), "one"); });
+  std::this_thread::sleep_for(1s);
+  CommandResult second = curl_h1(cm_path(), "two");
+  a.join();
+  for (const auto* r : {&first, &second}) {
+    EXPECT_EQ(status_and_time(*r).first, 503) << r->output;
+    EXPECT_THAT(r->output, HasSubstr("\"kind\":\"Status\"")) << r->output;
+  }
+  EXPECT_GE(status_and_time(first).second, 1.0) << first.output;
+  EXPECT_THAT(
+      run_command(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " -n " + ns_ + " get configmap one two -o name")
+          .output,
+      Not(HasSubstr("configmap/")));
+  EXPECT_EQ(audit_lines_with([this] { return admin("GET", "/v1/audit").body; }, ns_,
+                             "\"held\":{\"outcome\":\"answered\",\"batch\":2,", 2),
+            2u);
+}
+
+TEST_F(ActionOverHttp1, HoldResetsTheWholeBatch) {
+  arm("  - {name: cut, match: {verbs: [create], resources: [configmaps], " + match_ns() +
+      "}, action: {type: hold, count: 2, duration: 60s, then: reset}}\n");
+  CommandResult first;
+  std::thread a([&] { first = curl_h1(cm_path(), "one"); });
+  std::this_thread::sleep_for(1s);
+  CommandResult second = curl_h1(cm_path(), "two");
+  a.join();
+  for (const auto* r : {&first, &second}) {
+    EXPECT_EQ(r->exit_code, 56) << r->output;  // curl: failure receiving (connection reset)
+    EXPECT_EQ(status_and_time(*r).first, 0) << r->output;
+  }
+  EXPECT_THAT(
+      run_command(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " -n " + ns_ + " get configmap one two -o name")
+          .output,
+      Not(HasSubstr("configmap/")));
+  EXPECT_EQ(audit_lines_with([this] { return admin("GET", "/v1/audit").body; }, ns_,
+                             "\"held\":{\"outcome\":\"reset\",\"batch\":2,", 2),
+            2u);
+}
+
+// A client that gives up while held leaves the batch: it is never forwarded, and it does not count
+// towards the batch (the next two are released together, not the next one alone).
+TEST_F(ActionOverHttp1, HoldForgetsARequestWhoseClientGaveUp) {
+  arm("  - {name: pair, match: {verbs: [create], resources: [configmaps], " + match_ns() +
+      "}, action: {type: hold, count: 2, duration: 30s}}\n");
+  CommandResult gone = curl_h1(cm_path(), "gone", 1);
+  EXPECT_EQ(gone.exit_code, 28) << gone.output;  // curl: its --max-time passed
+  std::this_thread::sleep_for(500ms);
+  CommandResult kept;
+  std::thread a([&] { kept = curl_h1(cm_path(), "kept", 20); });
+  std::this_thread::sleep_for(1s);
+  CommandResult last = curl_h1(cm_path(), "last", 20);
+  a.join();
+  EXPECT_EQ(status_and_time(kept).first, 201) << kept.output;
+  EXPECT_EQ(status_and_time(last).first, 201) << last.output;
+  EXPECT_GE(status_and_time(kept).second, 1.0) << kept.output;  // it waited for `last`, not with `gone`
+  EXPECT_THAT(
+      run_command(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " -n " + ns_ + " get configmap gone -o name")
+          .output,
+      Not(HasSubstr("configmap/gone")));
+  EXPECT_EQ(audit_lines_with([this] { return admin("GET", "/v1/audit").body; }, ns_,
+                             "\"held\":{\"outcome\":\"gave-up\",\"batch\":0,", 1),
+            1u);
+  EXPECT_EQ(audit_lines_with([this] { return admin("GET", "/v1/audit").body; }, ns_,
+                             "\"held\":{\"outcome\":\"forwarded\",\"batch\":2,", 2),
+            2u);
+}
+
 // The outage of a scenario rule (the admin API's own is below): the request that fires it and
 // every live connection are cut, then the proxy serves again.
 TEST_F(ActionOverHttp1, OutageOfARuleCutsEveryConnectionUntilItEnds) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "proxy_test.hpp"
 #include "raw_h2_client.hpp"
@@ -230,6 +231,127 @@ TEST_F(ActionOverHttp2, DropResponseCreatesUpstreamAndResetsTheStream) {
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("INTERNAL_ERROR"));
   EXPECT_THAT(kubectl_direct("-n " + ns_ + " get configmap dropped -o name"), HasSubstr("configmap/dropped"));
+}
+
+// ---- hold: a batch of requests released together ----------------------------------------------
+
+// Audit lines of namespace `ns` (this test's) that contain `needle`: the audit log spans every test.
+std::size_t lines_with(const std::string& audit, const std::string& ns, const std::string& needle) {
+  std::size_t n = 0;
+  std::istringstream in(audit);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("\"namespace\":\"" + ns + "\"") != std::string::npos && line.find(needle) != std::string::npos) ++n;
+  return n;
+}
+
+// lines_with() of the audit log, once it reaches `want` (or after 5 s).
+std::size_t audit_lines_with(const std::function<std::string()>& audit, const std::string& ns,
+                             const std::string& needle, std::size_t want) {
+  std::size_t n = 0;
+  for (int i = 0; i < 50 && (n = lines_with(audit(), ns, needle)) < want; ++i) std::this_thread::sleep_for(100ms);
+  return n;
+}
+
+// Two creates from two curl --http2 connections (request bodies held in the proxy) and a GET
+// stream of a third connection are released together once the third arrives.
+TEST_F(ActionOverHttp2, HoldReleasesStreamsOfSeveralConnectionsTogether) {
+  create_configmap("probe");
+  arm("  - {name: trio, match: {verbs: [create, get], resources: [configmaps], " + match_ns() +
+      "}, action: {type: hold, count: 3, duration: 60s}}\n");
+  auto create = [this](const std::string& name) {
+    std::string body = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" + name + "\"}}";
+    return curl_h2(
+        "--max-time 60 -o /dev/null -w '%{http_version} %{http_code} %{time_total}' -X POST -H "
+        "'Content-Type: application/json' --data-binary " +
+        shell_quote(body) + " " + shell_quote(proxy_url(cm_path())));
+  };
+  CommandResult first, second;
+  std::thread a([&] { first = create("first"); });
+  std::thread b([&] { second = create("second"); });
+  std::this_thread::sleep_for(2s);
+  EXPECT_THAT(run_command(kubectl_cmd(env->var("FAULTLINE_ADMIN_KUBECONFIG")) + " -n " + ns_ +
+                          " get configmap first second -o name")
+                  .output,
+              Not(HasSubstr("configmap/")));
+  RawH2Client client(env->proxy_listen());
+  const auto started = std::chrono::steady_clock::now();
+  const std::int32_t probe = client.get(env->proxy_listen(), cm_path("probe"));
+  EXPECT_TRUE(client.read_until([&] { return client.streams[probe].closed; }, 20s));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
+  EXPECT_EQ(client.streams[probe].status, 200);
+  a.join();
+  b.join();
+  for (const auto* r : {&first, &second}) {
+    EXPECT_THAT(r->output, ::testing::StartsWith("2 201 ")) << r->output;
+    EXPECT_GE(std::stod(r->output.substr(6)), 2.0) << r->output;  // it waited for the third
+  }
+  EXPECT_THAT(kubectl_direct("-n " + ns_ + " get configmap first second -o name"), HasSubstr("configmap/second"));
+  EXPECT_EQ(audit_lines_with([this] { return admin("GET", "/v1/audit").body; }, ns_,
+                             "\"held\":{\"outcome\":\"forwarded\",\"batch\":3,", 3),
+            3u);
+}
+
+TEST_F(ActionOverHttp2, HoldResetsTheBatchWhenItsTimePasses) {
+  arm("  - {name: cut, match: {verbs: [get], resources: [configmaps], " + match_ns() +
+      "}, action: {type: hold, count: 10, duration: 1s, then: reset}}\n");
+  RawH2Client client(env->proxy_listen());
+  const auto started = std::chrono::steady_clock::now();
+  const std::int32_t one = client.get(env->proxy_listen(), cm_path("one"));
+  const std::int32_t two = client.get(env->proxy_listen(), cm_path("two"));
+  EXPECT_TRUE(client.read_until([&] { return client.streams[one].closed && client.streams[two].closed; }, 20s));
+  EXPECT_GE(std::chrono::steady_clock::now() - started, 1s);
+  for (auto id : {one, two}) {
+    EXPECT_EQ(client.streams[id].reset, std::optional<std::uint32_t>(NGHTTP2_INTERNAL_ERROR)) << id;
+    EXPECT_EQ(client.streams[id].status, 0) << id;
+  }
+  EXPECT_TRUE(client.open());  // only the streams were hit
+  EXPECT_EQ(audit_lines_with([this] { return admin("GET", "/v1/audit").body; }, ns_,
+                             "\"held\":{\"outcome\":\"reset\",\"batch\":2,", 2),
+            2u);
+}
+
+TEST_F(ActionOverHttp2, HoldAnswersTheWholeBatchWithAStatus) {
+  create_configmap("one");
+  arm("  - {name: fail, match: {verbs: [get], resources: [configmaps], " + match_ns() +
+      "}, action: {type: hold, count: 2, duration: 60s, then: respond, code: 503}}\n");
+  RawH2Client client(env->proxy_listen());
+  const std::int32_t one = client.get(env->proxy_listen(), cm_path("one"));
+  client.read_for(1000);
+  EXPECT_FALSE(client.streams[one].closed);  // held until the second
+  const std::int32_t two = client.get(env->proxy_listen(), cm_path("two"));
+  EXPECT_TRUE(client.read_until([&] { return client.streams[one].closed && client.streams[two].closed; }, 20s));
+  EXPECT_EQ(client.streams[one].status, 503);
+  EXPECT_EQ(client.streams[two].status, 503);
+  EXPECT_EQ(audit_lines_with([this] { return admin("GET", "/v1/audit").body; }, ns_,
+                             "\"held\":{\"outcome\":\"answered\",\"batch\":2,", 2),
+            2u);
+}
+
+// A stream its client resets while held leaves the batch: it is never forwarded, and the next two
+// are released together (with it still counted, the next one would go alone and the last wait).
+TEST_F(ActionOverHttp2, HoldForgetsAStreamItsClientReset) {
+  create_configmap("kept");
+  create_configmap("last");
+  arm("  - {name: pair, match: {verbs: [get], resources: [configmaps], " + match_ns() +
+      "}, action: {type: hold, count: 2, duration: 30s}}\n");
+  RawH2Client client(env->proxy_listen());
+  const std::int32_t gone = client.get(env->proxy_listen(), cm_path("gone"));
+  client.read_for(500);
+  client.cancel(gone);
+  client.read_for(500);
+  const auto started = std::chrono::steady_clock::now();
+  const std::int32_t kept = client.get(env->proxy_listen(), cm_path("kept"));
+  client.read_for(1000);
+  EXPECT_FALSE(client.streams[kept].closed);  // waits for a second one
+  const std::int32_t last = client.get(env->proxy_listen(), cm_path("last"));
+  EXPECT_TRUE(client.read_until([&] { return client.streams[kept].closed && client.streams[last].closed; }, 20s));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+  EXPECT_EQ(client.streams[kept].status, 200);
+  EXPECT_EQ(client.streams[last].status, 200);
+  std::string line = audit_line(cm_path("gone"));
+  EXPECT_THAT(line, HasSubstr("\"upstreamStatus\":null")) << line;
+  EXPECT_THAT(line, HasSubstr("\"held\":{\"outcome\":\"gave-up\",\"batch\":0,")) << line;
+  EXPECT_THAT(audit_line(cm_path("kept")), HasSubstr("\"held\":{\"outcome\":\"forwarded\",\"batch\":2,"));
 }
 
 // ---- connection faults ------------------------------------------------------------------------

@@ -430,6 +430,74 @@ TEST_F(relay_h2, DecodedHeaderListsWaitingToGoUpstreamAreBoundedPerConnectionAnd
   EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
 }
 
+// hold: at most 1000 requests are held in the whole proxy. Two rules that never fill their
+// batches (count 1000 each) are sent 600 and 500 streams: 600 and 400 are held, the last 100 are
+// forwarded at once (not-held), and the proxy's memory stays bounded. A client going away takes
+// its held streams out of the batches (gave-up).
+TEST_F(relay_h2, HeldRequestsAreBoundedInTheWholeProxyAndTheRestGoOn) {
+  constexpr int kPerConnection = 100;
+  const auto scenario = dir.path() / "hold.yaml";
+  net::write_file(scenario,
+                  "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: hold}\nseed: 1\nfaults:\n"
+                  "  - {name: a, match: {userAgents: [holder-a]}, action: {type: hold, count: 1000, duration: 10m}}\n"
+                  "  - {name: b, match: {userAgents: [holder-b]}, action: {type: hold, count: 1000, duration: 10m}}\n");
+  auto proxy = start_proxy({"--log-level", "warn", "--scenario", scenario.string(), "--arm"});
+  const std::string host = authority(*proxy);
+  RawH2Client bystander(host);
+  expect_served(bystander, *proxy);
+  const auto before = proxy->peak_rss_kib();
+  std::vector<std::unique_ptr<RawH2Client>> clients;
+  auto send = [&](const std::string& agent, int connections) {
+    for (int c = 0; c < connections; ++c) {
+      clients.push_back(std::make_unique<RawH2Client>(host));
+      for (int i = 0; i < kPerConnection; ++i) clients.back()->get(host, "/bytes?size=16", {{"user-agent", agent}});
+      clients.back()->read_for(200);
+    }
+  };
+  send("holder-a", 6);
+  send("holder-b", 5);
+  // The streams beyond the bound are answered; the held ones stay open.
+  auto answered = [&] {
+    int n = 0;
+    for (auto& c : clients) n += c->responses;
+    return n;
+  };
+  for (int i = 0; i < 100 && answered() < 100; ++i)
+    for (auto& c : clients) c->read_for(10);
+  for (auto& c : clients) c->read_for(500);
+  int open = 0;
+  for (auto& c : clients)
+    for (auto& [id, st] : c->streams) open += st.closed ? 0 : 1;
+  const auto after = proxy->peak_rss_kib();
+  std::cout << "[h2 limits] 1100 streams of two hold rules: " << answered() << " answered, " << open
+            << " held; proxy peak RSS " << before << " -> " << after << " KiB\n";
+  EXPECT_EQ(answered(), 100);
+  EXPECT_EQ(open, 1000);
+  // The last connection's streams: not held, all answered.
+  for (auto& [id, st] : clients.back()->streams) EXPECT_EQ(st.status, 200) << "stream " << id;
+  expect_served(bystander, *proxy);
+  if (!testing::kThreadSanitizer) {
+    EXPECT_LT(growth(before, after), 64u * 1024);
+  }
+  auto metrics = admin_request(proxy->admin_port(), "GET", "/metrics").body;
+  EXPECT_NE(metrics.find("faultline_held_requests_total{rule=\"b\",outcome=\"not-held\"} 100"), std::string::npos)
+      << metrics;
+  // Gone clients leave the batches: their streams are never forwarded.
+  clients.clear();
+  std::string text;
+  for (int i = 0; i < 100; ++i) {
+    text = admin_request(proxy->admin_port(), "GET", "/metrics").body;
+    if (text.find("outcome=\"gave-up\"} 600") != std::string::npos &&
+        text.find("outcome=\"gave-up\"} 400") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_NE(text.find("faultline_held_requests_total{rule=\"a\",outcome=\"gave-up\"} 600"), std::string::npos) << text;
+  EXPECT_NE(text.find("faultline_held_requests_total{rule=\"b\",outcome=\"gave-up\"} 400"), std::string::npos) << text;
+  expect_served(bystander, *proxy);
+  EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
+}
+
 // SETTINGS_MAX_CONCURRENT_STREAMS exceeded by one stream, the setting acknowledged: the extra
 // stream is refused (RST_STREAM REFUSED_STREAM, a stream error as RFC 9113 5.1.2 allows) and the
 // hundred open ones complete. nghttp2 ended the whole connection (GOAWAY PROTOCOL_ERROR).

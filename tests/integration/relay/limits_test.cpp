@@ -18,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "raw_h2_client.hpp"
 #include "relay_fixture.hpp"
@@ -329,6 +330,50 @@ TEST_F(relay_limits, EndlessChunkLineFromClientIsCutNotBuffered) {
   ASSERT_TRUE(proxy->stop());
   EXPECT_EQ(count_lines_with(proxy->log(), "reading the request body", "buffer overflow"), 1u) << proxy->log();
   EXPECT_EQ(count_lines_with(proxy->log(), "buffer overflow", ".hpp"), 0u) << proxy->log();
+}
+
+// ---- hold ---------------------------------------------------------------------------------------
+
+// A held HTTP/1.1 request's body stays with its client: while held the proxy reads at most one
+// relay buffer (64 KiB) of it. 20 uploads of 8 MiB held together cost the proxy their connections,
+// not their 160 MiB of bodies; released, every body arrives whole.
+TEST_F(relay_limits, HeldUploadsStayWithTheirClientsUntilTheBatchIsReleased) {
+  testing::MemoryMeasured measured;
+  constexpr int kHeld = 20;
+  constexpr std::size_t kBody = 8 * 1024 * 1024;
+  const auto scenario = dir.path() / "hold.yaml";
+  net::write_file(scenario,
+                  "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: hold}\nseed: 1\nfaults:\n"
+                  "  - {name: uploads, match: {paths: [/digest]}, action: {type: hold, count: " +
+                      std::to_string(kHeld + 1) + ", duration: 60s}}\n");
+  auto proxy = start_proxy({"--log-level", "warn", "--scenario", scenario.string(), "--arm"});
+  {
+    auto warm = connect(*proxy);
+    expect_relayed(*warm);
+  }
+  const auto before = testing::proc_status_kib(proxy->pid(), "VmHWM");
+  const std::string body(kBody, 'b');
+  auto upload = [&] {
+    auto client = connect(*proxy);
+    return exchange_raw(*client, "POST /digest HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
+                                     std::to_string(kBody) + "\r\n\r\n" + body);
+  };
+  std::vector<Answer> answers(kHeld + 1);
+  std::vector<std::thread> uploads;
+  for (int i = 0; i < kHeld; ++i) uploads.emplace_back([&, i] { answers[i] = upload(); });
+  // All held: the batch waits for one more.
+  for (int i = 0; i < 300 && proxy_metric(*proxy, "faultline_open_connections") < kHeld; ++i)
+    std::this_thread::sleep_for(100ms);
+  std::this_thread::sleep_for(2s);
+  const auto held = testing::proc_status_kib(proxy->pid(), "VmHWM");
+  answers[kHeld] = upload();
+  for (auto& t : uploads) t.join();
+  std::cout << "[limits] " << kHeld << " held uploads of " << kBody << " bytes: peak RSS " << before << " -> " << held
+            << " KiB while held\n";
+  for (const auto& answer : answers) EXPECT_EQ(answer.status(), 200) << answer.error;
+  // 20 connections and their relay buffers; the bodies would be 160 MiB.
+  EXPECT_LT(growth(before, held), 16u * 1024) << "peak RSS " << before << " -> " << held << " KiB";
+  ASSERT_TRUE(proxy->stop());
 }
 
 // ---- request framing ---------------------------------------------------------------------------

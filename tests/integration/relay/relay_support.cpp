@@ -80,7 +80,9 @@ std::string random_faults_scenario() {
          "  - {name: goaway, match: {paths: [/bytes]}, when: {probability: 0.05},\n"
          "     action: {type: goaway}}\n"
          "  - {name: stall, match: {paths: [/bytes]}, when: {probability: 0.02},\n"
-         "     action: {type: stall, duration: 100ms}}\n";
+         "     action: {type: stall, duration: 100ms}}\n"
+         "  - {name: hold, match: {paths: [/bytes]}, when: {probability: 0.05},\n"
+         "     action: {type: hold, count: 2, duration: 50ms}}\n";
 }
 
 }  // namespace faultline::relaytest

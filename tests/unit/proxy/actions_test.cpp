@@ -64,6 +64,44 @@ TEST(ActionEffects, RespondAnswersWithTheRenderedStatus) {
   EXPECT_THROW(effects_of(plan_with(respond)), std::logic_error);  // a plan without its rendering
 }
 
+TEST(ActionEffects, HoldGatesTheRequestInItsRulesBatch) {
+  fa::Hold hold;
+  hold.count = 3;
+  hold.duration = 20s;
+  Effects e = effects_of(plan_with(hold));
+  auto& gate = only<effect::Gate>(e);
+  EXPECT_EQ(gate.rule, "r");
+  EXPECT_EQ(gate.count, 3u);
+  EXPECT_EQ(gate.wait, 20s);
+  EXPECT_TRUE(forwards(e));  // then: forward, the default
+
+  // Only a count: held at most the maximum; only a duration: at most the maximum count.
+  fa::Hold by_count;
+  by_count.count = 2;
+  Effects c = effects_of(plan_with(by_count));
+  EXPECT_EQ(only<effect::Gate>(c).wait, 10min);
+  fa::Hold by_time;
+  by_time.duration = 1s;
+  Effects t = effects_of(plan_with(by_time));
+  EXPECT_EQ(only<effect::Gate>(t).count, fa::Hold::kMaxCount);
+
+  // Failed in a named way: never forwarded.
+  fa::Hold reset = hold;
+  reset.then = fa::Hold::Then::reset;
+  Effects r = effects_of(plan_with(reset));
+  EXPECT_FALSE(forwards(r));
+  EXPECT_FALSE(only<effect::Gate>(r).response);
+  fa::Hold respond = hold;
+  respond.then = fa::Hold::Then::respond;
+  EXPECT_THROW(effects_of(plan_with(respond)), std::logic_error);  // a plan without its rendering
+  faults::Plan answered = plan_with(respond);
+  answered.response = respond.respond.render(faults::classify("POST", "/api/v1/namespaces/d/pods/p/binding"));
+  Effects a = effects_of(answered);
+  EXPECT_FALSE(forwards(a));
+  ASSERT_TRUE(only<effect::Gate>(a).response);
+  EXPECT_EQ(only<effect::Gate>(a).response->code, 503);
+}
+
 TEST(ActionEffects, ResetCutsTheConnectionWithRst) {
   Effects reset = effects_of(plan_with(fa::Reset{}));
   EXPECT_EQ(only<effect::CutOff>(reset).how, Cut::reset);

@@ -145,6 +145,27 @@ TEST(AuditRecord, RoundTripsThroughJson) {
   EXPECT_EQ(from_json(json::parse(to_json_line(b))), b);
 }
 
+// `held` (a hold rule's record) comes last, only when set, and round-trips like every other key.
+TEST(AuditRecord, HeldIsWrittenOnlyForAHoldRuleAndRoundTrips) {
+  Record plain = sample_bind_record();
+  EXPECT_FALSE(to_json(plain).contains("held"));
+  Record held = sample_bind_record();
+  held.action = "hold";
+  held.held = Held{"forwarded", 3, milliseconds(2004)};
+  const std::string line = to_json_line(held);
+  EXPECT_EQ(line, json::serialize(to_json(held)) + "\n");
+  EXPECT_NE(line.find(R"("durationUs":1234,"held":{"outcome":"forwarded","batch":3,"waitedMs":2004}})"),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(from_json(json::parse(line)), held);
+  Record gave_up = held;
+  gave_up.held = Held{"gave-up\x01", 0, milliseconds(0)};
+  EXPECT_EQ(to_json_line(gave_up), json::serialize(to_json(gave_up)) + "\n");
+  json::object wrong = to_json(held);
+  wrong["held"] = "yes";
+  EXPECT_THROW(from_json(wrong), FormatError);
+}
+
 TEST(AuditRecord, FromJsonNamesTheMissingOrMistypedKey) {
   json::object o = to_json(sample_bind_record());
   o.erase("bytesOut");

@@ -14,6 +14,7 @@
 #include "faultline/faults/actions/drop_response.hpp"
 #include "faultline/faults/actions/goaway.hpp"
 #include "faultline/faults/actions/hang.hpp"
+#include "faultline/faults/actions/hold.hpp"
 #include "faultline/faults/actions/outage.hpp"
 #include "faultline/faults/actions/reset.hpp"
 #include "faultline/faults/actions/respond.hpp"
@@ -27,7 +28,7 @@ namespace faultline::faults {
 
 using Action = std::variant<actions::Respond, actions::Reset, actions::Close, actions::Delay, actions::Hang,
                             actions::DropResponse, actions::Outage, actions::WatchReset, actions::WatchGone,
-                            actions::WatchInject, actions::WatchDrop, actions::GoAway, actions::Stall>;
+                            actions::WatchInject, actions::WatchDrop, actions::GoAway, actions::Stall, actions::Hold>;
 
 // The `type` name of the action ("respond", "watch-reset", ...).
 std::string_view action_type(const Action& action);

@@ -39,6 +39,9 @@ class ProxyMetrics {
   void rule_matched(std::string_view rule);
   // faultline_faults_fired_total{rule,action}: the engine decided to act and the action ran.
   void fault_fired(std::string_view rule, std::string_view action);
+  // faultline_held_requests_total{rule,outcome}: requests a hold rule held, by what became of them
+  // (forwarded, reset, answered, gave-up, not-held).
+  void request_held(std::string_view rule, std::string_view outcome);
   // faultline_upstream_latency_seconds: forwarding the request until upstream response headers.
   void upstream_latency(std::chrono::nanoseconds latency);
 
@@ -68,6 +71,7 @@ class ProxyMetrics {
   metrics::CounterFamily& requests_;
   metrics::CounterFamily& faults_fired_;
   metrics::CounterFamily& rule_matched_;
+  metrics::CounterFamily& held_;
   metrics::CounterFamily& memory_refusals_;
   metrics::Counter& refused_header_memory_;
   metrics::Counter& refused_max_memory_;

@@ -20,6 +20,15 @@
 
 namespace faultline::audit {
 
+// What a `hold` rule did with the request (the JSON key "held", present only then).
+struct Held {
+  std::string outcome;                  // forwarded, reset, answered, gave-up, not-held
+  std::uint64_t batch = 0;              // requests released together (0: gave-up, not-held)
+  std::chrono::milliseconds waited{0};  // JSON key "waitedMs": from held to released (or given up)
+
+  friend bool operator==(const Held&, const Held&) = default;
+};
+
 struct Record {
   std::uint64_t seq = 0;                       // assigned by the audit log, from 1 without gaps
   std::chrono::system_clock::time_point ts{};  // request start; the audit log stamps "now" when unset
@@ -42,6 +51,7 @@ struct Record {
   std::uint64_t bytes_in = 0;             // request body bytes read from the client
   std::uint64_t bytes_out = 0;            // response body bytes written to the client
   std::chrono::microseconds duration{0};  // JSON key "durationUs"
+  std::optional<Held> held;               // a hold rule fired; the key is absent otherwise
 
   friend bool operator==(const Record&, const Record&) = default;
 };

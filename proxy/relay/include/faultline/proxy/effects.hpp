@@ -127,10 +127,26 @@ struct StallConnection {
   static Forwarding decides() { return Forwarding::undecided; }
 };
 
+// Hold the request in its rule's batch (one per rule, across connections) until `count` are held
+// or the first has waited `wait`; then the batch goes on together: forwarded (then_ == forward),
+// reset, or answered with `response`. A request the proxy cannot hold (its bound of held requests
+// is reached) is forwarded at once.
+struct Gate {
+  std::string rule;
+  std::uint64_t count = 1;
+  std::chrono::milliseconds wait{0};
+  faults::actions::Hold::Then then = faults::actions::Hold::Then::forward;
+  std::optional<faults::HttpResponse> response;  // then: respond
+  Forwarding decides() const {
+    return then == faults::actions::Hold::Then::forward ? Forwarding::undecided : Forwarding::local;
+  }
+};
+
 }  // namespace effect
 
 using Effect = std::variant<effect::Answer, effect::CutOff, effect::Wait, effect::Hold, effect::DiscardResponse,
-                            effect::FilterWatch, effect::EnforceOutage, effect::EndConnection, effect::StallConnection>;
+                            effect::FilterWatch, effect::EnforceOutage, effect::EndConnection, effect::StallConnection,
+                            effect::Gate>;
 using Effects = std::vector<Effect>;
 
 // The effects of `plan`'s action (none when nothing fires). Throws std::logic_error for a plan that
