@@ -50,6 +50,8 @@ inline audit::Record every_field_set() {
   r.status = 503;
   r.upstream_status = 201;
   r.bytes_out = 42;
+  r.events_delayed = 7;
+  r.events_withheld = 3;
   return r;
 }
 

@@ -72,7 +72,7 @@ int get_status(const json::object& o, std::string_view key) {
 
 json::object to_json(const Record& r) {
   json::object o;
-  o.reserve(21);
+  o.reserve(23);
   o["seq"] = r.seq;
   o["ts"] = net::format_rfc3339(r.ts, 6);
   o["conn"] = r.conn;
@@ -94,6 +94,8 @@ json::object to_json(const Record& r) {
   o["bytesIn"] = r.bytes_in;
   o["bytesOut"] = r.bytes_out;
   o["durationUs"] = r.duration.count();
+  o["eventsDelayed"] = r.events_delayed ? json::value(*r.events_delayed) : json::value(nullptr);
+  o["eventsWithheld"] = r.events_withheld ? json::value(*r.events_withheld) : json::value(nullptr);
   return o;
 }
 
@@ -243,6 +245,12 @@ std::string to_json_line(const Record& r, std::uint64_t seq, std::chrono::system
   append_int(out, r.bytes_out);
   out += ",\"durationUs\":";
   append_int(out, r.duration.count());
+  out += ",\"eventsDelayed\":";
+  if (r.events_delayed) append_int(out, *r.events_delayed);
+  else out += "null";
+  out += ",\"eventsWithheld\":";
+  if (r.events_withheld) append_int(out, *r.events_withheld);
+  else out += "null";
   out += "}\n";
   return out;
 }
@@ -279,6 +287,11 @@ Record from_json(const json::value& value) {
   const std::uint64_t us = get_uint(o, "durationUs");
   if (us > static_cast<std::uint64_t>(std::chrono::microseconds::max().count())) wrong_type("durationUs", "a duration");
   r.duration = std::chrono::microseconds(static_cast<std::int64_t>(us));
+  // Absent in the records of earlier versions: null.
+  if (const auto* v = o.if_contains("eventsDelayed"); v && !v->is_null())
+    r.events_delayed = get_uint(o, "eventsDelayed");
+  if (const auto* v = o.if_contains("eventsWithheld"); v && !v->is_null())
+    r.events_withheld = get_uint(o, "eventsWithheld");
   return r;
 }
 

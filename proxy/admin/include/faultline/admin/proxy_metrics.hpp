@@ -39,6 +39,10 @@ class ProxyMetrics {
   void rule_matched(std::string_view rule);
   // faultline_faults_fired_total{rule,action}: the engine decided to act and the action ran.
   void fault_fired(std::string_view rule, std::string_view action);
+  // faultline_watch_events_held_total{rule,action,outcome}: watch events a watch-delay or
+  // watch-coalesce rule held back and relayed later (outcome "delayed") or left out ("withheld"),
+  // counted when the watch ends.
+  void watch_events_held(std::string_view rule, std::string_view action, std::uint64_t delayed, std::uint64_t withheld);
   // faultline_upstream_latency_seconds: forwarding the request until upstream response headers.
   void upstream_latency(std::chrono::nanoseconds latency);
 
@@ -67,6 +71,7 @@ class ProxyMetrics {
   metrics::Counter& requests_series(std::string_view verb, std::string_view resource, int code);
   metrics::CounterFamily& requests_;
   metrics::CounterFamily& faults_fired_;
+  metrics::CounterFamily& watch_events_held_;
   metrics::CounterFamily& rule_matched_;
   metrics::CounterFamily& memory_refusals_;
   metrics::Counter& refused_header_memory_;

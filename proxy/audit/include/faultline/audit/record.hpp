@@ -42,6 +42,10 @@ struct Record {
   std::uint64_t bytes_in = 0;             // request body bytes read from the client
   std::uint64_t bytes_out = 0;            // response body bytes written to the client
   std::chrono::microseconds duration{0};  // JSON key "durationUs"
+  // Watch events a watch-delay or watch-coalesce rule held back and relayed later (JSON key
+  // "eventsDelayed"), and those watch-coalesce left out ("eventsWithheld"); null for other requests.
+  std::optional<std::uint64_t> events_delayed;
+  std::optional<std::uint64_t> events_withheld;
 
   friend bool operator==(const Record&, const Record&) = default;
 };
