@@ -51,6 +51,8 @@ inline audit::Record every_field_set() {
   r.upstream_status = 201;
   r.bytes_out = 42;
   r.held = audit::Held{"forwarded", 3, std::chrono::milliseconds(2004)};
+  r.events_delayed = 7;
+  r.events_withheld = 3;
   return r;
 }
 

@@ -48,6 +48,11 @@ ProxyMetrics::ProxyMetrics()
                                   {"verb", "resource", "code"})),
       faults_fired_(registry_.counter("faultline_faults_fired_total",
                                       "Fault actions carried out, by rule and action type.", {"rule", "action"})),
+      watch_events_held_(registry_.counter("faultline_watch_events_held_total",
+                                           "Watch events a watch-delay or watch-coalesce rule relayed late (delayed) "
+                                           "or left out (withheld), by rule, action and outcome; counted when the "
+                                           "watch ends.",
+                                           {"rule", "action", "outcome"})),
       rule_matched_(registry_.counter("faultline_rule_matched_total",
                                       "Requests selected by a rule's match clause, by rule.", {"rule"})),
       held_(registry_.counter("faultline_held_requests_total",
@@ -124,6 +129,12 @@ metrics::Counter& ProxyMetrics::requests_series(std::string_view verb, std::stri
 }
 
 void ProxyMetrics::rule_matched(std::string_view rule) { rule_matched_.with({std::string(rule)}).inc(); }
+
+void ProxyMetrics::watch_events_held(std::string_view rule, std::string_view action, std::uint64_t delayed,
+                                     std::uint64_t withheld) {
+  if (delayed > 0) watch_events_held_.with({std::string(rule), std::string(action), "delayed"}).inc(delayed);
+  if (withheld > 0) watch_events_held_.with({std::string(rule), std::string(action), "withheld"}).inc(withheld);
+}
 
 void ProxyMetrics::fault_fired(std::string_view rule, std::string_view action) {
   faults_fired_.with({std::string(rule), std::string(action)}).inc();

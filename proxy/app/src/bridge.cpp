@@ -13,6 +13,9 @@ void AuditingObserver::exchange_done(const audit::Record& record,
   metrics_.request_done(record.verb, record.resource, record.status);
   if (record.rule) metrics_.fault_fired(*record.rule, record.action.value_or(""));
   if (record.held) metrics_.request_held(record.rule.value_or(""), record.held->outcome);
+  if (record.rule && (record.events_delayed || record.events_withheld))
+    metrics_.watch_events_held(*record.rule, record.action.value_or(""), record.events_delayed.value_or(0),
+                               record.events_withheld.value_or(0));
   if (upstream_latency) metrics_.upstream_latency(*upstream_latency);
   audit_.append(record);
 }

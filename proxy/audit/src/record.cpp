@@ -72,7 +72,7 @@ int get_status(const json::object& o, std::string_view key) {
 
 json::object to_json(const Record& r) {
   json::object o;
-  o.reserve(21);
+  o.reserve(23);
   o["seq"] = r.seq;
   o["ts"] = net::format_rfc3339(r.ts, 6);
   o["conn"] = r.conn;
@@ -101,6 +101,8 @@ json::object to_json(const Record& r) {
     held["waitedMs"] = r.held->waited.count();
     o["held"] = std::move(held);
   }
+  o["eventsDelayed"] = r.events_delayed ? json::value(*r.events_delayed) : json::value(nullptr);
+  o["eventsWithheld"] = r.events_withheld ? json::value(*r.events_withheld) : json::value(nullptr);
   return o;
 }
 
@@ -259,6 +261,12 @@ std::string to_json_line(const Record& r, std::uint64_t seq, std::chrono::system
     append_int(out, r.held->waited.count());
     out += "}";
   }
+  out += ",\"eventsDelayed\":";
+  if (r.events_delayed) append_int(out, *r.events_delayed);
+  else out += "null";
+  out += ",\"eventsWithheld\":";
+  if (r.events_withheld) append_int(out, *r.events_withheld);
+  else out += "null";
   out += "}\n";
   return out;
 }
@@ -306,6 +314,11 @@ Record from_json(const json::value& value) {
     out.waited = std::chrono::milliseconds(static_cast<std::int64_t>(ms));
     r.held = std::move(out);
   }
+  // Absent in the records of earlier versions: null.
+  if (const auto* v = o.if_contains("eventsDelayed"); v && !v->is_null())
+    r.events_delayed = get_uint(o, "eventsDelayed");
+  if (const auto* v = o.if_contains("eventsWithheld"); v && !v->is_null())
+    r.events_withheld = get_uint(o, "eventsWithheld");
   return r;
 }
 

@@ -96,6 +96,11 @@ faults::HttpResponse final_local_response(const ExchangeCore& ex, const faults::
 void finish_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn) {
   ex.record.duration =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ex.started);
+  if (ex.watch_filter && ex.watch_filter->holds_events()) {
+    const auto counts = ex.watch_filter->counts();
+    ex.record.events_delayed = counts.delayed;
+    ex.record.events_withheld = counts.withheld;
+  }
   if (ex.watch_filter && !ex.watch_filter->acted()) {
     spdlog::warn("conn {}: rule '{}' ({}) planned but the watch stream ended before it acted", conn, ex.plan.rule,
                  ex.record.action.value_or(""));

@@ -4,8 +4,13 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +57,11 @@ asio::awaitable<bool> Http1ResponseRelay::stream_body(ResponseParser& parser, Ex
       if (on && s->server_.observer) s->server_.observer->watch_closed();
     }
   } guard{this, streaming};
+
+  if (filter && ex.json_upstream && filter->holds_events()) {
+    const bool keep_going = co_await relay_held_events(parser, ex, *filter, framing, status);
+    co_return keep_going;
+  }
 
   auto& up_tcp = upstream_.stream();
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -102,6 +112,106 @@ asio::awaitable<bool> Http1ResponseRelay::stream_body(ResponseParser& parser, Ex
   if (!parser.is_done()) upstream_.close();  // the upstream response was abandoned mid-stream
   client_.phase = Http1Client::Phase::busy;
   co_return true;
+}
+
+// A watch whose filter holds events back (watch-delay, watch-coalesce): this coroutine reads the
+// upstream and hands the events to the filter; emit_due() writes what the filter releases, when it is
+// due, and is the only one that writes to the client until it ended. The upstream is read as fast
+// as it sends: what the filter holds, and what it released that is not written yet, are bounded
+// (past the bound the stream is cut).
+struct Http1ResponseRelay::HeldRelay {
+  explicit HeldRelay(const asio::any_io_executor& executor) : wake(executor), finished(executor) {
+    finished.expires_at(std::chrono::steady_clock::time_point::max());
+  }
+  asio::steady_timer wake;      // emit_due sleeps on it until the next due time, or a poke
+  asio::steady_timer finished;  // cancelled when emit_due ended
+  std::string out;              // released by the filter, not written yet
+  WatchFilter::End end = WatchFilter::End::none;
+  bool stop = false;
+  bool writer_done = false;
+  std::exception_ptr write_error;
+  void take(WatchFilter::Step step) {
+    for (auto& event : step.emit) out += event;
+    if (step.end != WatchFilter::End::none) end = step.end;
+  }
+};
+
+asio::awaitable<bool> Http1ResponseRelay::relay_held_events(ResponseParser& parser, Exchange& ex, WatchFilter& filter,
+                                                            Http1Framing& framing, int status) {
+  auto held = std::make_shared<HeldRelay>(conn_.executor());
+  asio::co_spawn(conn_.executor(), emit_due(conn_.shared_from_this(), this, held, ex, filter, framing, status),
+                 asio::detached);
+  JsonFrameSplitter splitter;
+  std::exception_ptr failure;
+  parser.eager(false);
+  try {
+    while (held->end == WatchFilter::End::none && !parser.is_done()) {
+      upstream_.stream().expires_never();
+      auto [ec, used] = co_await upstream_.parse_body_piece(parser);
+      if (held->write_error) break;
+      if (ec) throw boost::system::system_error(ec, "reading the upstream body");
+      held->take(filter.advance(server_.clock.now()));
+      for (auto& event : splitter.feed(parser.take_body())) {
+        if (held->end == WatchFilter::End::none) held->take(filter.on_event(event));
+      }
+      upstream_.buffer().consume(used);
+      if (held->end == WatchFilter::End::none && held->out.size() > WatchFilter::kMaxHeldBytes) {
+        spdlog::error(
+            "conn {}: {}: more than {} MiB of released events not yet taken by the client: the watch stream "
+            "is cut (RST)",
+            conn_.id(), ex.record.action.value_or(""), WatchFilter::kMaxHeldBytes >> 20);
+        held->end = WatchFilter::End::reset;
+      }
+      held->wake.cancel();  // emit_due writes what is due now
+    }
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  held->stop = true;
+  held->wake.cancel();
+  if (!held->writer_done) co_await held->finished.async_wait(use_tuple);
+  if (failure) std::rethrow_exception(failure);
+  if (held->write_error) std::rethrow_exception(held->write_error);
+  if (held->end == WatchFilter::End::reset) {
+    // What the filter held, and what it released that is not out yet, is dropped with the stream.
+    conn_.cut_now(Cut::reset);
+    co_return false;
+  }
+  // A clean end: everything held goes out first.
+  held->take(filter.flush());
+  if (!framing.done()) co_await write_body_piece(framing, status, held->out.data(), held->out.size(), false, ex);
+  if (!parser.is_done()) upstream_.close();
+  client_.phase = Http1Client::Phase::busy;
+  co_return true;
+}
+
+asio::awaitable<void> Http1ResponseRelay::emit_due(std::shared_ptr<TlsConnection>, Http1ResponseRelay* self,
+                                                   std::shared_ptr<HeldRelay> held, Exchange& ex, WatchFilter& filter,
+                                                   Http1Framing& framing, int status) {
+  // `ex`, `filter` and `framing` live until relay_held_events returns, which it does only after
+  // this coroutine ended: they are touched only while `stop` is not set.
+  try {
+    for (;;) {
+      if (held->stop) break;
+      if (held->out.empty()) {
+        const auto due = filter.next_due();
+        held->wake.expires_at(due ? *due : std::chrono::steady_clock::time_point::max());
+        co_await held->wake.async_wait(use_tuple);
+        if (held->stop) break;
+        held->take(filter.advance(self->server_.clock.now()));
+      }
+      if (held->end != WatchFilter::End::none) break;
+      if (held->out.empty()) continue;
+      const std::string piece = std::move(held->out);
+      held->out.clear();
+      co_await self->write_body_piece(framing, status, piece.data(), piece.size(), true, ex);
+    }
+  } catch (...) {
+    held->write_error = std::current_exception();
+    self->upstream_.cut();  // wakes the reader
+  }
+  held->writer_done = true;
+  held->finished.cancel();
 }
 
 asio::awaitable<void> Http1ResponseRelay::write_body_piece(Http1Framing& framing, int status, const char* data,

@@ -35,6 +35,13 @@ class Http1ResponseRelay {
   asio::awaitable<void> write_body_piece(Http1Framing& framing, int status, const char* data, std::size_t size,
                                          bool more, Exchange& ex);
   asio::awaitable<void> wait_for_send_queue();
+  // A watch whose filter holds events back and releases them by time (see the .cpp).
+  struct HeldRelay;
+  asio::awaitable<bool> relay_held_events(ResponseParser& parser, Exchange& ex, WatchFilter& filter,
+                                          Http1Framing& framing, int status);
+  static asio::awaitable<void> emit_due(std::shared_ptr<TlsConnection> keep, Http1ResponseRelay* self,
+                                        std::shared_ptr<HeldRelay> held, Exchange& ex, WatchFilter& filter,
+                                        Http1Framing& framing, int status);
   // `keep` holds the connection (and so this relay) while the pump runs.
   static asio::awaitable<void> pump(std::shared_ptr<TlsConnection> keep, Http1ResponseRelay* self,
                                     bool client_to_upstream);

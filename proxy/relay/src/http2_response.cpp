@@ -85,6 +85,8 @@ bool Http2ResponseRelay::data(Http2Stream& s, std::string_view bytes) {
   if (s.discarding || s.end != WatchFilter::End::none || !s.responded()) return false;
   s.down_unconsumed += bytes.size();
   if (s.filter && s.ex.json_upstream) {
+    // A filter that holds events stamps them with this time (release_due_events emits them).
+    if (s.filter->holds_events()) watch_step(s, s.filter->advance(conn_.server().clock.now()));
     for (auto& event : s.splitter.feed(bytes)) {
       if (s.end == WatchFilter::End::none) watch_step(s, s.filter->on_event(event));
     }
@@ -102,6 +104,8 @@ bool Http2ResponseRelay::data(Http2Stream& s, std::string_view bytes) {
 
 void Http2ResponseRelay::ended(Http2Stream& s) {
   if (s.responded()) {
+    // A clean end: what a filter still holds goes out first.
+    if (s.filter && s.ex.json_upstream && s.end == WatchFilter::End::none) watch_step(s, s.filter->flush());
     s.set(Http2ResponseState::complete);
     nghttp2_session_resume_data(client_, s.id);
   }
@@ -110,6 +114,7 @@ void Http2ResponseRelay::ended(Http2Stream& s) {
 
 void Http2ResponseRelay::watch_step(Http2Stream& s, WatchFilter::Step step) {
   for (auto& event : step.emit) s.down_buf += event;
+  if (!step.emit.empty()) nghttp2_session_resume_data(client_, s.id);
   if (step.end == WatchFilter::End::none) return;
   s.end = step.end;
   // The rest of the upstream stream is not relayed.

@@ -105,6 +105,10 @@ asio::awaitable<void> Http2Session::after(std::shared_ptr<Http2Session> self, st
     case Timed::hang_over:
       self->reset_stream(*s, NGHTTP2_NO_ERROR);
       break;
+    case Timed::watch_due:
+      s->watch_wake.reset();
+      self->release_due_events(*s);
+      break;
     case Timed::watch_deadline:
       if (s->filter && s->end == WatchFilter::End::none) {
         s->filter->acted_by_deadline();
@@ -113,6 +117,32 @@ asio::awaitable<void> Http2Session::after(std::shared_ptr<Http2Session> self, st
       break;
   }
   self->kick_client();
+}
+
+bool Http2Session::response_data(Http2Stream& s, std::string_view data) {
+  const bool taken = responses_.data(s, data);
+  if (taken) release_due_events(s);
+  return taken;
+}
+
+void Http2Session::release_due_events(Http2Stream& s) {
+  if (!s.filter || !s.filter->holds_events() || !s.ex.json_upstream || s.end != WatchFilter::End::none) return;
+  const auto now = server_.clock.now();
+  responses_.watch_step(s, s.filter->advance(now));
+  if (s.end != WatchFilter::End::none) return;
+  if (s.down_size() > WatchFilter::kMaxHeldBytes) {
+    spdlog::error(
+        "conn {}: {}: more than {} MiB of released events not yet taken by the client on stream {}: the "
+        "stream is reset",
+        conn_->id(), s.ex.record.action.value_or(""), WatchFilter::kMaxHeldBytes >> 20, s.id);
+    responses_.watch_step(s, WatchFilter::Step{{}, WatchFilter::End::reset});
+    return;
+  }
+  const auto due = s.filter->next_due();
+  if (!due || (s.watch_wake && *s.watch_wake <= *due)) return;
+  s.watch_wake = *due;
+  const auto delay = std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(*due - now));
+  asio::co_spawn(conn_->executor(), after(shared_from_this(), delay, s.id, Timed::watch_due), asio::detached);
 }
 
 // RST_STREAM REFUSED_STREAM (the client may retry it: nothing of it was processed), counted and

@@ -59,7 +59,7 @@ class Http2Session final : public std::enable_shared_from_this<Http2Session>, pu
   void drain();
 
  private:
-  enum class Timed { proceed, hang_over, watch_deadline };
+  enum class Timed { proceed, hang_over, watch_deadline, watch_due };
 
   // nghttp2 server session callbacks.
   static int on_begin_headers(nghttp2_session*, const nghttp2_frame*, void*);
@@ -80,7 +80,7 @@ class Http2Session final : public std::enable_shared_from_this<Http2Session>, pu
   void submit_failed(Http2Stream& s, const std::string& why) override;
   void request_body_taken(Http2Stream& s, std::size_t n) override;
   void response_header(Http2Stream& s, bool end_stream) override;
-  bool response_data(Http2Stream& s, std::string_view data) override { return responses_.data(s, data); }
+  bool response_data(Http2Stream& s, std::string_view data) override;
   void response_ended(Http2Stream& s) override { responses_.ended(s); }
   void upstream_closed(Http2Stream& s, uint32_t error_code) override;
   void upstream_input() override;
@@ -90,6 +90,9 @@ class Http2Session final : public std::enable_shared_from_this<Http2Session>, pu
                                             int32_t stream_id, Timed what);
 
   Http2Stream* find(int32_t id);
+  // A watch filter that holds events back (watch-delay, watch-coalesce): what is due goes out now,
+  // and a timer wakes the stream at the next due time.
+  void release_due_events(Http2Stream& s);
   void start_stream(Http2Stream& s, bool header_too_large);
   void proceed(Http2Stream& s);
   // The effects of a fault (effects.hpp), each carried out here once, on the one stream or on the

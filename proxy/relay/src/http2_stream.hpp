@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -187,6 +188,7 @@ struct Http2Stream {
   JsonFrameSplitter splitter;
   WatchFilter::End end = WatchFilter::End::none;
   bool watch_counted = false;
+  std::optional<std::chrono::steady_clock::time_point> watch_wake;  // a timer of release_due_events is set for then
   // The fault's effects: the next one to carry out (proceed); the upstream's answer is lost.
   std::size_t next_effect = 0;
   bool discarding = false;

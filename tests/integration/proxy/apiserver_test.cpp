@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <utility>
 
@@ -521,6 +522,120 @@ TEST_F(ActionOverHttp1, WatchDropHidesEvents) {
   auto events = events_of(seen);
   ASSERT_EQ(events.size(), 1u) << seen;
   EXPECT_EQ(events[0].at("object").at("metadata").at("name").as_string(), "b");
+}
+
+// The resourceVersion of the test namespace's configmap collection now (a watch from it replays
+// every later change, in order).
+std::string collection_rv(TlsClient& client, const std::string& path) {
+  Reply r = client.request(http::verb::get, path);
+  EXPECT_EQ(r.status, 200) << r.body;
+  return std::string(json::parse(r.body).at("metadata").at("resourceVersion").as_string());
+}
+
+std::uint64_t rv_of(const json::object& event) {
+  return std::stoull(std::string(event.at("object").at("metadata").at("resourceVersion").as_string()));
+}
+
+TEST_F(ActionOverHttp1, WatchDelayDeliversEveryEventAfterItsDurationInOrder) {
+  auto direct_client = direct();
+  const std::string rv0 = collection_rv(direct_client, cm_path());
+  for (const char* name : {"a", "b", "c"}) create_configmap(name);
+  arm("  - {name: late, match: {" + match_ns() + "}, action: {type: watch-delay, duration: 2s}}\n");
+  auto client = proxied();
+  const std::string target = cm_path() + "?watch=1&resourceVersion=" + rv0 + "&timeoutSeconds=4";
+  std::string seen;
+  std::optional<std::chrono::milliseconds> first;
+  const auto start = std::chrono::steady_clock::now();
+  Reply r = client.stream(http::verb::get, target, [&](std::string_view piece) {
+    if (!first && !piece.empty())
+      first = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    seen.append(piece);
+    return true;
+  });
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.error) << r.error.message();
+  auto events = events_of(seen);
+  ASSERT_EQ(events.size(), 3u) << seen;
+  ASSERT_TRUE(first);
+  EXPECT_GE(first->count(), 2000);  // the apiserver sent them at once; the proxy held them 2 s
+  EXPECT_LT(first->count(), 4000);  // and not until the watch ended
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(events[i].at("object").at("metadata").at("name").as_string(), std::string(1, char('a' + i)));
+    if (i > 0) EXPECT_LT(rv_of(events[i - 1]), rv_of(events[i]));
+  }
+  std::string line = audit_line(target.substr(target.rfind('/')));
+  EXPECT_THAT(line, HasSubstr("\"action\":\"watch-delay\""));
+  EXPECT_THAT(line, HasSubstr("\"eventsDelayed\":3,\"eventsWithheld\":0"));
+}
+
+TEST_F(ActionOverHttp1, WatchDelayDeliversWhatItHoldsWhenTheWatchEndsCleanly) {
+  auto direct_client = direct();
+  const std::string rv0 = collection_rv(direct_client, cm_path());
+  for (const char* name : {"a", "b"}) create_configmap(name);
+  arm("  - {name: late, match: {" + match_ns() + "}, action: {type: watch-delay, duration: 30s}}\n");
+  auto client = proxied();
+  // The apiserver ends the watch after 1 s, while the proxy holds both events for 30 s: they go
+  // out first, then the clean end.
+  const auto start = std::chrono::steady_clock::now();
+  Reply r = client.request(http::verb::get, cm_path() + "?watch=1&resourceVersion=" + rv0 + "&timeoutSeconds=1");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.error) << r.error.message();
+  auto events = events_of(r.body);
+  ASSERT_EQ(events.size(), 2u) << r.body;
+  EXPECT_EQ(events[0].at("object").at("metadata").at("name").as_string(), "a");
+  EXPECT_EQ(events[1].at("object").at("metadata").at("name").as_string(), "b");
+}
+
+TEST_F(ActionOverHttp1, WatchDelayDropsWhatItHoldsWhenTheClientGoesAway) {
+  auto direct_client = direct();
+  const std::string rv0 = collection_rv(direct_client, cm_path());
+  for (const char* name : {"a", "b"}) create_configmap(name);
+  arm("  - {name: late, match: {" + match_ns() + "}, action: {type: watch-delay, duration: 2s}}\n");
+  const std::string target = cm_path() + "?watch=1&resourceVersion=" + rv0 + "&timeoutSeconds=120";
+  // The client gives up after 1 s, while both events are held.
+  CommandResult r = run_command("curl -sS -N --http1.1 -A faultline-proxy-integration-test --max-time 1 --cacert " +
+                                shell_quote(env->var("FAULTLINE_CA_CERT")) + " " +
+                                shell_quote("https://" + env->proxy_listen() + target));
+  EXPECT_EQ(r.exit_code, 28) << r.output;
+  EXPECT_TRUE(events_of(r.output.substr(0, r.output.rfind("curl:"))).empty()) << r.output;
+  // Over HTTP/1.1 the proxy learns it when a write fails: the held events go out to a closed
+  // connection, and the next one fails. The watch then ends at once (not when the apiserver ends it,
+  // 120 s later): its audit record comes, and the proxy goes on.
+  create_configmap("c");
+  std::string line = audit_line(target.substr(target.rfind('/')));
+  EXPECT_THAT(line, HasSubstr("\"eventsDelayed\":3"));
+  EXPECT_EQ(kubectl_proxied("-n " + ns_ + " get configmap c -o name"), "configmap/c\n");
+}
+
+TEST_F(ActionOverHttp1, WatchCoalesceDeliversOnlyTheLastOfABurstOfUpdatesToOneObject) {
+  auto direct_client = direct();
+  const std::string rv0 = collection_rv(direct_client, cm_path());
+  create_configmap("a");
+  for (int i = 1; i <= 4; ++i)
+    kubectl_direct("-n " + ns_ + " patch configmap a -p " +
+                   shell_quote(R"({"data":{"k":")" + std::to_string(i) + "\"}}"));
+  create_configmap("b");
+  arm("  - {name: squash, match: {" + match_ns() + "}, action: {type: watch-coalesce, window: 1s}}\n");
+  auto client = proxied();
+  const std::string target = cm_path() + "?watch=1&resourceVersion=" + rv0 + "&timeoutSeconds=3";
+  Reply r = client.request(http::verb::get, target);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.error) << r.error.message();
+  auto events = events_of(r.body);
+  // ADDED a, four MODIFIED a, ADDED b upstream: the last of a's and b's reach the client.
+  ASSERT_EQ(events.size(), 2u) << r.body;
+  EXPECT_EQ(events[0].at("type").as_string(), "MODIFIED");
+  EXPECT_EQ(events[0].at("object").at("metadata").at("name").as_string(), "a");
+  EXPECT_EQ(events[0].at("object").at("data").at("k").as_string(), "4");
+  EXPECT_EQ(events[1].at("type").as_string(), "ADDED");
+  EXPECT_EQ(events[1].at("object").at("metadata").at("name").as_string(), "b");
+  EXPECT_LT(rv_of(events[0]), rv_of(events[1]));
+  std::string line = audit_line(target.substr(target.rfind('/')));
+  EXPECT_THAT(line, HasSubstr("\"eventsDelayed\":2,\"eventsWithheld\":4"));
+  EXPECT_THAT(
+      admin("GET", "/metrics").body,
+      HasSubstr("faultline_watch_events_held_total{rule=\"squash\",action=\"watch-coalesce\",outcome=\"withheld\"} 4"));
 }
 
 // ---- admin ------------------------------------------------------------------------------------

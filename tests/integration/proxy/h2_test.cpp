@@ -483,6 +483,100 @@ TEST_F(ActionOverHttp2, WatchDropHidesEvents) {
   EXPECT_THAT(audit_line(cm_path() + "?watch=1"), HasSubstr("\"proto\":\"h2\""));
 }
 
+// The resourceVersion of a collection now, read directly (a watch from it replays every later
+// change, in order).
+std::string collection_rv_h2(TlsClient& client, const std::string& path) {
+  Reply r = client.request(http::verb::get, path);
+  EXPECT_EQ(r.status, 200) << r.body;
+  return std::string(json::parse(r.body).at("metadata").at("resourceVersion").as_string());
+}
+
+TEST_F(ActionOverHttp2, WatchDelayDeliversEveryEventAfterItsDurationInOrder) {
+  auto direct_client = direct();
+  const std::string rv0 = collection_rv_h2(direct_client, cm_path());
+  for (const char* name : {"a", "b", "c"}) create_configmap(name);
+  arm("  - {name: late, match: {" + match_ns() + "}, action: {type: watch-delay, duration: 2s}}\n");
+  const std::string target = cm_path() + "?watch=1&resourceVersion=" + rv0 + "&timeoutSeconds=4";
+  // Each line as curl hands it over, prefixed with the milliseconds since the request started.
+  CommandResult r =
+      run_command("start=$(date +%s%3N); curl -sS -N --http2 -A faultline-proxy-integration-test --cacert " +
+                  shell_quote(env->var("FAULTLINE_CA_CERT")) + " " + shell_quote(proxy_url(target)) +
+                  " | while IFS= read -r line; do echo \"$(( $(date +%s%3N) - start )) $line\"; done");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream in(r.output);
+  std::vector<std::pair<long, json::object>> events;
+  for (std::string line; std::getline(in, line);) {
+    auto space = line.find(' ');
+    if (space == std::string::npos || space + 1 == line.size()) continue;
+    events.emplace_back(std::stol(line.substr(0, space)), json::parse(line.substr(space + 1)).as_object());
+  }
+  ASSERT_EQ(events.size(), 3u) << r.output;
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_GE(events[i].first, 2000) << r.output;  // the apiserver sent them at once; the proxy held them 2 s
+    EXPECT_LT(events[i].first, 4000) << r.output;  // and not until the watch ended
+    EXPECT_EQ(events[i].second.at("object").at("metadata").at("name").as_string(), std::string(1, char('a' + i)));
+  }
+  std::string line = audit_line(target.substr(target.rfind('/')));
+  EXPECT_THAT(line, HasSubstr("\"proto\":\"h2\""));
+  EXPECT_THAT(line, HasSubstr("\"eventsDelayed\":3,\"eventsWithheld\":0"));
+}
+
+TEST_F(ActionOverHttp2, WatchDelayDeliversWhatItHoldsWhenTheWatchEndsCleanly) {
+  auto direct_client = direct();
+  const std::string rv0 = collection_rv_h2(direct_client, cm_path());
+  for (const char* name : {"a", "b"}) create_configmap(name);
+  arm("  - {name: late, match: {" + match_ns() + "}, action: {type: watch-delay, duration: 30s}}\n");
+  // The apiserver ends the watch after 1 s, while the proxy holds both events for 30 s: they go
+  // out first, then the clean end of the stream.
+  CommandResult r =
+      curl_h2("-N --max-time 20 " +
+              shell_quote(proxy_url(cm_path() + "?watch=1&resourceVersion=" + rv0 + "&timeoutSeconds=1")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto events = events_of(r.output);
+  ASSERT_EQ(events.size(), 2u) << r.output;
+  EXPECT_EQ(events[0].at("object").at("metadata").at("name").as_string(), "a");
+  EXPECT_EQ(events[1].at("object").at("metadata").at("name").as_string(), "b");
+}
+
+TEST_F(ActionOverHttp2, WatchDelayDropsWhatItHoldsWhenTheClientGoesAway) {
+  auto direct_client = direct();
+  const std::string rv0 = collection_rv_h2(direct_client, cm_path());
+  for (const char* name : {"a", "b"}) create_configmap(name);
+  arm("  - {name: late, match: {" + match_ns() + "}, action: {type: watch-delay, duration: 3s}}\n");
+  const std::string target = cm_path() + "?watch=1&resourceVersion=" + rv0 + "&timeoutSeconds=120";
+  // The client gives up after 1 s, while both events are held: its stream ends, and with it what
+  // the proxy held for it; the watch's record comes at once, nothing was written.
+  CommandResult r = curl_h2("-N --max-time 1 " + shell_quote(proxy_url(target)));
+  EXPECT_EQ(r.exit_code, 28) << r.output;
+  EXPECT_TRUE(events_of(r.output.substr(0, r.output.rfind("curl:"))).empty()) << r.output;
+  std::string line = audit_line(target.substr(target.rfind('/')));
+  EXPECT_THAT(line, HasSubstr("\"bytesOut\":0"));
+  EXPECT_THAT(line, HasSubstr("\"eventsDelayed\":2"));
+}
+
+TEST_F(ActionOverHttp2, WatchCoalesceDeliversOnlyTheLastOfABurstOfUpdatesToOneObject) {
+  auto direct_client = direct();
+  const std::string rv0 = collection_rv_h2(direct_client, cm_path());
+  create_configmap("a");
+  for (int i = 1; i <= 4; ++i)
+    kubectl_direct("-n " + ns_ + " patch configmap a -p " +
+                   shell_quote(R"({"data":{"k":")" + std::to_string(i) + "\"}}"));
+  create_configmap("b");
+  arm("  - {name: squash, match: {" + match_ns() + "}, action: {type: watch-coalesce, window: 1s}}\n");
+  const std::string target = cm_path() + "?watch=1&resourceVersion=" + rv0 + "&timeoutSeconds=3";
+  CommandResult r = curl_h2("-N --max-time 20 " + shell_quote(proxy_url(target)));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto events = events_of(r.output);
+  // ADDED a, four MODIFIED a, ADDED b upstream: the last of a's and b's reach the client.
+  ASSERT_EQ(events.size(), 2u) << r.output;
+  EXPECT_EQ(events[0].at("type").as_string(), "MODIFIED");
+  EXPECT_EQ(events[0].at("object").at("data").at("k").as_string(), "4");
+  EXPECT_EQ(events[1].at("object").at("metadata").at("name").as_string(), "b");
+  std::string line = audit_line(target.substr(target.rfind('/')));
+  EXPECT_THAT(line, HasSubstr("\"proto\":\"h2\""));
+  EXPECT_THAT(line, HasSubstr("\"eventsDelayed\":2,\"eventsWithheld\":4"));
+}
+
 // ---- limits --------------------------------------------------------------------------------
 
 // The proxy advertises SETTINGS_MAX_CONCURRENT_STREAMS (--h2-max-streams, 100 as kube-apiserver):

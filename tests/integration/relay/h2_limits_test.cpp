@@ -155,6 +155,31 @@ TEST_F(relay_h2, BlackholeOutageHoldsAnOpenConnectionUntilItEnds) {
   EXPECT_TRUE(proxy->stop()) << proxy->log().substr(0, 4000);
 }
 
+// The events a watch-delay holds for one stream are bounded over HTTP/2 as over HTTP/1.1
+// (relay_limits.WatchEventsHeldByWatchDelayAreBoundedPerStream): an upstream sending 64 MiB of
+// events to a 10-minute delay gets its stream reset past 16 MiB held; the connection goes on.
+TEST_F(relay_h2, WatchEventsHeldByWatchDelayAreBoundedPerStream) {
+  auto scenario = dir.path() / "watch-delay.yaml";
+  net::write_file(scenario,
+                  "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: held}\nseed: 1\nfaults:\n"
+                  "  - {name: late, action: {type: watch-delay, duration: 10m}}\n");
+  auto proxy = start_proxy({"--scenario", scenario.string(), "--arm", "--log-level", "warn"});
+  RawH2Client client(authority(*proxy));
+  expect_served(client, *proxy);
+  const auto before = proxy->peak_rss_kib();
+  auto id = client.get(authority(*proxy), "/api/v1/pods?watch=1&count=1024&size=65536");
+  ASSERT_TRUE(client.read_until([&] { return client.streams[id].closed; }, 60s)) << proxy->log().substr(0, 4000);
+  EXPECT_EQ(client.streams[id].status, 200);
+  EXPECT_EQ(client.resets[NGHTTP2_INTERNAL_ERROR], 1);
+  const auto after = proxy->peak_rss_kib();
+  std::cout << "[h2 limits] watch-delay: proxy peak RSS " << before << " -> " << after << " KiB\n";
+  EXPECT_LT(growth(before, after), std::uint64_t{40} * 1024);
+  expect_served(client, *proxy);
+  ASSERT_TRUE(proxy->stop());
+  EXPECT_EQ(count_lines_with(proxy->log(), "watch-delay: one more event would hold more than", "is cut"), 1u)
+      << proxy->log().substr(0, 4000);
+}
+
 // A header list over --max-header-bytes (1 MiB by default) but within four times it: 431 on that
 // stream; the connection carries the next request.
 TEST_F(relay_h2, HeaderListOverTheLimitAnswers431AndTheConnectionGoesOn) {

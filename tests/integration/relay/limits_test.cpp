@@ -407,6 +407,45 @@ TEST_F(relay_limits, RepeatedContentLengthIsForwardedOnce) {
   EXPECT_EQ(answer.status(), 400) << answer.error;
 }
 
+// ---- watch events held by watch-delay -----------------------------------------------------------
+
+// A watch-delay holds every event for its duration: an upstream that sends events faster than
+// that (here 64 MiB of them at once, held for 10 minutes) would grow the proxy's memory by every
+// byte. The events held per stream are bounded (10,000 and 16 MiB): one more cuts that watch.
+TEST_F(relay_limits, WatchEventsHeldByWatchDelayAreBoundedPerStream) {
+  testing::MemoryMeasured measured;
+  auto scenario = dir.path() / "watch-delay.yaml";
+  net::write_file(scenario,
+                  "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: held}\nseed: 1\nfaults:\n"
+                  "  - {name: late, action: {type: watch-delay, duration: 10m}}\n");
+  auto proxy = start_proxy({"--scenario", scenario.string(), "--arm", "--log-level", "warn"});
+  {
+    auto warm = connect(*proxy);
+    expect_relayed(*warm);
+  }
+  struct Case {
+    const char* what;
+    int count;
+    int size;
+  };
+  for (const Case& c : {Case{"bytes", 1024, 64 * 1024}, Case{"events", 20000, 10}}) {
+    const auto before = testing::proc_status_kib(proxy->pid(), "VmHWM");
+    auto client = connect(*proxy);
+    auto answer = exchange_raw(
+        *client, get("/api/v1/pods?watch=1&count=" + std::to_string(c.count) + "&size=" + std::to_string(c.size)));
+    EXPECT_FALSE(answer.error.empty()) << c.what << ": the watch ended cleanly: status " << answer.status();
+    const auto after = testing::proc_status_kib(proxy->pid(), "VmHWM");
+    std::cout << "[limits] watch-delay, bound on " << c.what << ": peak RSS " << before << " -> " << after << " KiB\n";
+    EXPECT_LT(growth(before, after), std::uint64_t{40} * 1024)
+        << c.what << ": the proxy's peak RSS went from " << before << " to " << after << " KiB";
+  }
+  auto next = connect(*proxy);
+  expect_relayed(*next);
+  ASSERT_TRUE(proxy->stop());
+  EXPECT_EQ(count_lines_with(proxy->log(), "watch-delay: one more event would hold more than", "is cut"), 2u)
+      << proxy->log();
+}
+
 // ---- local answers without a body ----------------------------------------------------------------
 
 TEST_F(relay_limits, RespondWithBodilessStatusKeepsTheConnection) {

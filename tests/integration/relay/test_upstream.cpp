@@ -141,6 +141,13 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
         keep_going = co_await digest(stream, buffer, parser);
       } else if (path == "/chunks") {
         keep_going = co_await send_chunks(stream);
+      } else if (path == "/api/v1/pods" && url->params().contains("watch")) {
+        // A watch that sends `count` events of about `size` bytes as fast as it can, then ends.
+        auto count_param = url->params().find("count");
+        auto size_param = url->params().find("size");
+        const std::uint64_t count = count_param == url->params().end() ? 1 : std::stoull((*count_param).value);
+        const std::size_t size = size_param == url->params().end() ? 100 : std::stoull((*size_param).value);
+        keep_going = co_await send_watch_events(stream, count, size);
       } else if (path == "/echo" && beast::iequals(req[http::field::upgrade], "faultline-echo")) {
         co_await echo(stream, buffer);
       } else if (path == "/headers") {
@@ -235,6 +242,25 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
       if (ec) co_return false;
       ++chunks_written;
     }
+  }
+
+  asio::awaitable<bool> send_watch_events(Stream& stream, std::uint64_t count, std::size_t size) {
+    http::response<http::empty_body> res{http::status::ok, 11};
+    res.set(http::field::content_type, "application/json");
+    res.chunked(true);
+    http::serializer<false, http::empty_body> sr{res};
+    auto [hec, hn] = co_await http::async_write_header(stream, sr, use_tuple);
+    if (hec) co_return false;
+    const std::string filler(size, 'x');
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const std::string event = R"({"type":"MODIFIED","object":{"kind":"Pod","metadata":{"namespace":"ns","name":"p)" +
+                                std::to_string(i) + R"(","resourceVersion":")" + std::to_string(i + 1) +
+                                R"("},"data":")" + filler + "\"}}\n";
+      auto [ec, n] = co_await asio::async_write(stream, http::make_chunk(asio::buffer(event)), use_tuple);
+      if (ec) co_return false;
+    }
+    auto [ec, n] = co_await asio::async_write(stream, http::make_chunk_last(), use_tuple);
+    co_return !ec;
   }
 
   // The request's header fields, one "name: value" line each, in the order received; the body is
@@ -406,6 +432,15 @@ struct TestUpstream::Impl : std::enable_shared_from_this<TestUpstream::Impl> {
       fields.emplace_back("content-length", std::to_string(st.size));
     } else if (st.path == "/headers") {
       st.text = st.headers;
+    } else if (st.path == "/api/v1/pods") {
+      // A watch of `count` events of about `size` bytes, sent as fast as flow control lets it.
+      const std::string filler(param("size"), 'x');
+      for (std::uint64_t i = 0, n = param("count"); i < n; ++i) {
+        st.text += R"({"type":"MODIFIED","object":{"kind":"Pod","metadata":{"namespace":"ns","name":"p)" +
+                   std::to_string(i) + R"(","resourceVersion":")" + std::to_string(i + 1) + R"("},"data":")" + filler +
+                   "\"}}\n";
+      }
+      fields.emplace_back("content-type", "application/json");
     } else if (st.path == "/header-bomb") {
       const std::string value(3000, 'b');
       for (std::uint64_t i = 0, n = param("count"); i < n; ++i) fields.emplace_back("x-bomb", value);

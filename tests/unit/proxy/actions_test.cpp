@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "faultline/faults/clock.hpp"
 #include "faultline/proxy/watch_stream.hpp"
 
 namespace faultline::proxy {
@@ -308,6 +309,147 @@ TEST(ActionEffects, WatchDropDropsOnlyTheListedTypesUpToCount) {
   EXPECT_THAT(f.on_event(event("DELETED", "y")).emit, IsEmpty());
   EXPECT_TRUE(f.acted());
   EXPECT_THAT(f.on_event(event("DELETED", "z")).emit, ElementsAre(event("DELETED", "z")));  // count reached
+}
+
+// An event of a pod `name` (in namespace "ns", uid "uid-<name>" unless given) at resourceVersion `rv`.
+std::string pod_event(const std::string& type, const std::string& name, int rv, const std::string& uid = "") {
+  return R"({"type":")" + type + R"(","object":{"kind":"Pod","metadata":{"namespace":"ns","name":")" + name +
+         R"(","uid":")" + (uid.empty() ? "uid-" + name : uid) + R"(","resourceVersion":")" + std::to_string(rv) +
+         "\"}}}\n";
+}
+std::string bookmark(int rv) {
+  return R"({"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":")" + std::to_string(rv) +
+         "\"}}}\n";
+}
+
+// The time of the filters' tests: t(ms) milliseconds after an arbitrary start (a ManualClock's).
+WatchFilter::TimePoint t(int ms) {
+  faults::ManualClock clock;
+  clock.advance(std::chrono::hours(1) + std::chrono::milliseconds(ms));
+  return clock.now();
+}
+
+// Hands `event` to the filter at time `at`; what that step emits (events come in only through
+// on_event, which holds them: the relay calls advance first).
+std::vector<std::string> feed(WatchFilter& f, int at, const std::string& event) {
+  auto due = f.advance(t(at)).emit;
+  auto step = f.on_event(event);
+  EXPECT_EQ(step.end, End::none);
+  EXPECT_THAT(step.emit, IsEmpty());
+  return due;
+}
+
+TEST(ActionEffects, WatchDelayHoldsEveryEventForItsDurationInTheUpstreamOrder) {
+  fa::WatchDelay delay;
+  delay.duration = 1s;
+  Effects e = effects_of(plan_with(delay));
+  auto& watch = watch_of(e);
+  EXPECT_TRUE(watch.json_upstream);
+  auto& f = *watch.filter;
+  EXPECT_TRUE(f.holds_events());
+  EXPECT_THAT(feed(f, 0, pod_event("ADDED", "a", 10)), IsEmpty());
+  EXPECT_THAT(feed(f, 500, pod_event("MODIFIED", "a", 11)), IsEmpty());
+  EXPECT_THAT(feed(f, 600, bookmark(11)), IsEmpty());
+  EXPECT_EQ(f.next_due(), t(1000));
+  EXPECT_THAT(f.advance(t(999)).emit, IsEmpty());
+  EXPECT_THAT(f.advance(t(1000)).emit, ElementsAre(pod_event("ADDED", "a", 10)));
+  EXPECT_EQ(f.next_due(), t(1500));
+  EXPECT_THAT(f.advance(t(1600)).emit, ElementsAre(pod_event("MODIFIED", "a", 11), bookmark(11)));
+  EXPECT_EQ(f.next_due(), std::nullopt);
+  EXPECT_TRUE(f.acted());
+  EXPECT_EQ(f.counts().delayed, 3u);
+  EXPECT_EQ(f.counts().withheld, 0u);
+}
+
+TEST(ActionEffects, WatchDelayDeliversWhatItHoldsBeforeACleanEnd) {
+  fa::WatchDelay delay;
+  delay.duration = 10s;
+  Effects e = effects_of(plan_with(delay));
+  auto& f = *watch_of(e).filter;
+  feed(f, 0, pod_event("ADDED", "a", 10));
+  feed(f, 1, pod_event("ADDED", "b", 11));
+  EXPECT_THAT(f.flush().emit, ElementsAre(pod_event("ADDED", "a", 10), pod_event("ADDED", "b", 11)));
+  EXPECT_EQ(f.next_due(), std::nullopt);
+}
+
+TEST(ActionEffects, WatchDelayCutsTheStreamRatherThanHoldMoreThanItsBounds) {
+  fa::WatchDelay delay;
+  delay.duration = 1min;
+  {
+    Effects e = effects_of(plan_with(delay));
+    auto& f = *watch_of(e).filter;
+    f.advance(t(0));
+    const std::string small = pod_event("ADDED", "a", 1);
+    for (int i = 0; i < 10000; ++i) ASSERT_EQ(f.on_event(small).end, End::none) << i;
+    EXPECT_EQ(f.on_event(small).end, End::reset);  // the 10,001st event
+  }
+  {
+    Effects e = effects_of(plan_with(delay));
+    auto& f = *watch_of(e).filter;
+    f.advance(t(0));
+    const std::string large(4u << 20, ' ');
+    for (int i = 0; i < 4; ++i) ASSERT_EQ(f.on_event(large).end, End::none) << i;  // 16 MiB
+    EXPECT_EQ(f.on_event("{}\n").end, End::reset);
+  }
+}
+
+TEST(ActionEffects, WatchCoalesceDeliversOnlyTheLastEventOfAnObjectWithinItsWindow) {
+  fa::WatchCoalesce coalesce;
+  coalesce.window = 1s;
+  Effects e = effects_of(plan_with(coalesce));
+  auto& f = *watch_of(e).filter;
+  EXPECT_TRUE(f.holds_events());
+  feed(f, 0, pod_event("ADDED", "a", 10));
+  feed(f, 100, pod_event("ADDED", "b", 11));
+  feed(f, 200, pod_event("MODIFIED", "a", 12));
+  feed(f, 300, pod_event("MODIFIED", "a", 13));
+  // a's window ends at 1000, b's at 1100: b (rv 11) is released first, so the resourceVersions the
+  // client sees only grow.
+  EXPECT_THAT(f.advance(t(1000)).emit, IsEmpty());
+  EXPECT_THAT(f.advance(t(1100)).emit, ElementsAre(pod_event("ADDED", "b", 11), pod_event("MODIFIED", "a", 13)));
+  EXPECT_EQ(f.counts().delayed, 2u);
+  EXPECT_EQ(f.counts().withheld, 2u);
+  // A new window for a once its last one ended.
+  feed(f, 1500, pod_event("DELETED", "a", 14));
+  EXPECT_EQ(f.next_due(), t(2500));
+  EXPECT_THAT(f.advance(t(2500)).emit, ElementsAre(pod_event("DELETED", "a", 14)));
+}
+
+TEST(ActionEffects, WatchCoalesceNeverLetsABookmarkOvertakeAHeldEvent) {
+  fa::WatchCoalesce coalesce;
+  coalesce.window = 1s;
+  Effects e = effects_of(plan_with(coalesce));
+  auto& f = *watch_of(e).filter;
+  // Nothing held: a bookmark goes out at once.
+  feed(f, 0, bookmark(9));
+  EXPECT_THAT(f.advance(t(0)).emit, ElementsAre(bookmark(9)));
+  feed(f, 10, pod_event("ADDED", "a", 10));
+  feed(f, 20, bookmark(10));
+  EXPECT_THAT(f.advance(t(500)).emit, IsEmpty());  // the bookmark waits behind a's event
+  EXPECT_THAT(f.advance(t(1010)).emit, ElementsAre(pod_event("ADDED", "a", 10), bookmark(10)));
+}
+
+TEST(ActionEffects, WatchCoalesceByUidTellsApartObjectsOfOneName) {
+  fa::WatchCoalesce coalesce;
+  coalesce.window = 1s;
+  coalesce.by = fa::WatchCoalesce::Key::uid;
+  Effects e = effects_of(plan_with(coalesce));
+  auto& f = *watch_of(e).filter;
+  feed(f, 0, pod_event("DELETED", "a", 10, "u1"));
+  feed(f, 1, pod_event("ADDED", "a", 11, "u2"));  // the same name again: another object
+  EXPECT_THAT(f.advance(t(1001)).emit,
+              ElementsAre(pod_event("DELETED", "a", 10, "u1"), pod_event("ADDED", "a", 11, "u2")));
+  EXPECT_EQ(f.counts().withheld, 0u);
+}
+
+TEST(ActionEffects, WatchCoalesceDeliversWhatItHoldsBeforeACleanEnd) {
+  fa::WatchCoalesce coalesce;
+  coalesce.window = 5s;
+  Effects e = effects_of(plan_with(coalesce));
+  auto& f = *watch_of(e).filter;
+  feed(f, 0, pod_event("ADDED", "a", 10));
+  feed(f, 1, pod_event("MODIFIED", "a", 11));
+  EXPECT_THAT(f.flush().emit, ElementsAre(pod_event("MODIFIED", "a", 11)));
 }
 
 }  // namespace

@@ -143,6 +143,21 @@ TEST(AuditRecord, RoundTripsThroughJson) {
   b.watch = true;
   b.verb = "watch";
   EXPECT_EQ(from_json(json::parse(to_json_line(b))), b);
+  Record held = b;  // a watch a watch-coalesce rule acted on
+  held.events_delayed = 7;
+  held.events_withheld = 3;
+  const std::string line = to_json_line(held);
+  EXPECT_NE(line.find(R"("eventsDelayed":7,"eventsWithheld":3})"), std::string::npos) << line;
+  EXPECT_EQ(from_json(json::parse(line)), held);
+}
+
+TEST(AuditRecord, RecordsWithoutTheHeldEventCountsDecodeAsNull) {
+  json::object o = to_json(sample_bind_record());
+  o.erase("eventsDelayed");
+  o.erase("eventsWithheld");
+  const Record r = from_json(o);
+  EXPECT_FALSE(r.events_delayed);
+  EXPECT_FALSE(r.events_withheld);
 }
 
 // `held` (a hold rule's record) comes last, only when set, and round-trips like every other key.

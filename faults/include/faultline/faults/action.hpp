@@ -19,6 +19,8 @@
 #include "faultline/faults/actions/reset.hpp"
 #include "faultline/faults/actions/respond.hpp"
 #include "faultline/faults/actions/stall.hpp"
+#include "faultline/faults/actions/watch_coalesce.hpp"
+#include "faultline/faults/actions/watch_delay.hpp"
 #include "faultline/faults/actions/watch_drop.hpp"
 #include "faultline/faults/actions/watch_gone.hpp"
 #include "faultline/faults/actions/watch_inject.hpp"
@@ -28,7 +30,8 @@ namespace faultline::faults {
 
 using Action = std::variant<actions::Respond, actions::Reset, actions::Close, actions::Delay, actions::Hang,
                             actions::DropResponse, actions::Outage, actions::WatchReset, actions::WatchGone,
-                            actions::WatchInject, actions::WatchDrop, actions::GoAway, actions::Stall, actions::Hold>;
+                            actions::WatchInject, actions::WatchDrop, actions::GoAway, actions::Stall, actions::Hold,
+                            actions::WatchDelay, actions::WatchCoalesce>;
 
 // The `type` name of the action ("respond", "watch-reset", ...).
 std::string_view action_type(const Action& action);

@@ -42,6 +42,10 @@ class ProxyMetrics {
   // faultline_held_requests_total{rule,outcome}: requests a hold rule held, by what became of them
   // (forwarded, reset, answered, gave-up, not-held).
   void request_held(std::string_view rule, std::string_view outcome);
+  // faultline_watch_events_held_total{rule,action,outcome}: watch events a watch-delay or
+  // watch-coalesce rule held back and relayed later (outcome "delayed") or left out ("withheld"),
+  // counted when the watch ends.
+  void watch_events_held(std::string_view rule, std::string_view action, std::uint64_t delayed, std::uint64_t withheld);
   // faultline_upstream_latency_seconds: forwarding the request until upstream response headers.
   void upstream_latency(std::chrono::nanoseconds latency);
 
@@ -70,6 +74,7 @@ class ProxyMetrics {
   metrics::Counter& requests_series(std::string_view verb, std::string_view resource, int code);
   metrics::CounterFamily& requests_;
   metrics::CounterFamily& faults_fired_;
+  metrics::CounterFamily& watch_events_held_;
   metrics::CounterFamily& rule_matched_;
   metrics::CounterFamily& held_;
   metrics::CounterFamily& memory_refusals_;

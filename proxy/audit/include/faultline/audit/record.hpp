@@ -52,6 +52,10 @@ struct Record {
   std::uint64_t bytes_out = 0;            // response body bytes written to the client
   std::chrono::microseconds duration{0};  // JSON key "durationUs"
   std::optional<Held> held;               // a hold rule fired; the key is absent otherwise
+  // Watch events a watch-delay or watch-coalesce rule held back and relayed later (JSON key
+  // "eventsDelayed"), and those watch-coalesce left out ("eventsWithheld"); null for other requests.
+  std::optional<std::uint64_t> events_delayed;
+  std::optional<std::uint64_t> events_withheld;
 
   friend bool operator==(const Record&, const Record&) = default;
 };

@@ -11,6 +11,7 @@
 // that answer has ended. No fault, no effects: the request is forwarded as it is.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,6 +41,28 @@ class WatchFilter {
   // A time after which the stream is cut (watch-reset after T), counted from the response start.
   virtual std::optional<std::chrono::milliseconds> deadline() const { return std::nullopt; }
   virtual End at_deadline() const { return End::reset; }
+  // Filters that hold events back and release them by time (watch-delay, watch-coalesce). The relay
+  // gives them the time (its server's clock) with advance(now) before it hands over events and
+  // again at next_due(); on_event() stamps what it holds with the last such time, and advance()
+  // emits what is due by `now`. Only advance() and flush() emit held events.
+  using TimePoint = std::chrono::steady_clock::time_point;
+  virtual bool holds_events() const { return false; }
+  virtual Step advance(TimePoint /*now*/) { return {}; }
+  virtual std::optional<TimePoint> next_due() const { return std::nullopt; }
+  // The upstream ended the stream cleanly: everything still held, to go out before the clean end
+  // (a reset, or a client gone, drops it).
+  virtual Step flush() { return {}; }
+  // What such a filter did, for the audit record: events it delayed, and events it left out (only
+  // a later event for the same object reached the client).
+  struct Counts {
+    std::uint64_t delayed = 0;
+    std::uint64_t withheld = 0;
+  };
+  virtual Counts counts() const { return {}; }
+  // Bytes of events a holding filter may hold for one stream: the relay counts the emitted ones not
+  // yet written to the client against the same bound.
+  static constexpr std::size_t kMaxHeldBytes = 16u << 20;
+
   // True once the fault actually did something to the stream (for logs and tests).
   bool acted() const { return acted_; }
   // The relay reached deadline() and cut the stream.
