@@ -50,6 +50,10 @@ ProxyMetrics::ProxyMetrics()
                                       "Fault actions carried out, by rule and action type.", {"rule", "action"})),
       rule_matched_(registry_.counter("faultline_rule_matched_total",
                                       "Requests selected by a rule's match clause, by rule.", {"rule"})),
+      stale_reads_(registry_.counter("faultline_stale_reads_total",
+                                     "LISTs a stale-read rule acted on, by rule and outcome (served, expired, "
+                                     "refused, unrecorded).",
+                                     {"rule", "outcome"})),
       memory_refusals_(registry_.counter("faultline_memory_refusals_total",
                                          "New work refused to keep memory bounded (HTTP/2 streams: "
                                          "REFUSED_STREAM; HTTP/1.1 requests: 503), by reason.",
@@ -122,6 +126,10 @@ void ProxyMetrics::rule_matched(std::string_view rule) { rule_matched_.with({std
 
 void ProxyMetrics::fault_fired(std::string_view rule, std::string_view action) {
   faults_fired_.with({std::string(rule), std::string(action)}).inc();
+}
+
+void ProxyMetrics::stale_read(std::string_view rule, std::string_view outcome) {
+  stale_reads_.with({std::string(rule), std::string(outcome)}).inc();
 }
 
 void ProxyMetrics::upstream_latency(std::chrono::nanoseconds latency) {

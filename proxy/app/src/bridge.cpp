@@ -12,6 +12,14 @@ void AuditingObserver::exchange_done(const audit::Record& record,
                                      std::optional<std::chrono::nanoseconds> upstream_latency) {
   metrics_.request_done(record.verb, record.resource, record.status);
   if (record.rule) metrics_.fault_fired(*record.rule, record.action.value_or(""));
+  if (record.rule && record.stale_read) {
+    const auto& stale = *record.stale_read;
+    const bool ok = record.upstream_status && *record.upstream_status / 100 == 2;
+    metrics_.stale_read(*record.rule, stale.served.empty() ? "unrecorded"
+                                      : stale.expired      ? "expired"
+                                      : ok                 ? "served"
+                                                           : "refused");
+  }
   if (upstream_latency) metrics_.upstream_latency(*upstream_latency);
   audit_.append(record);
 }

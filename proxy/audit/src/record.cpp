@@ -94,6 +94,13 @@ json::object to_json(const Record& r) {
   o["bytesIn"] = r.bytes_in;
   o["bytesOut"] = r.bytes_out;
   o["durationUs"] = r.duration.count();
+  if (r.stale_read) {
+    json::object stale;
+    stale["requested"] = text(r.stale_read->requested);
+    stale["served"] = text(r.stale_read->served);
+    stale["expired"] = r.stale_read->expired;
+    o["staleRead"] = std::move(stale);
+  }
   return o;
 }
 
@@ -243,6 +250,13 @@ std::string to_json_line(const Record& r, std::uint64_t seq, std::chrono::system
   append_int(out, r.bytes_out);
   out += ",\"durationUs\":";
   append_int(out, r.duration.count());
+  if (r.stale_read) {
+    out += ",\"staleRead\":{\"requested\":";
+    append_text(out, r.stale_read->requested);
+    out += ",\"served\":";
+    append_text(out, r.stale_read->served);
+    out += r.stale_read->expired ? ",\"expired\":true}" : ",\"expired\":false}";
+  }
   out += "}\n";
   return out;
 }
@@ -279,6 +293,17 @@ Record from_json(const json::value& value) {
   const std::uint64_t us = get_uint(o, "durationUs");
   if (us > static_cast<std::uint64_t>(std::chrono::microseconds::max().count())) wrong_type("durationUs", "a duration");
   r.duration = std::chrono::microseconds(static_cast<std::int64_t>(us));
+  if (const json::value* stale = o.if_contains("staleRead"); stale && !stale->is_null()) {
+    if (!stale->is_object()) wrong_type("staleRead", "an object");
+    const json::object& so = stale->get_object();
+    StaleRead read;
+    read.requested = get_string(so, "requested");
+    read.served = get_string(so, "served");
+    const json::value& expired = field(so, "expired");
+    if (!expired.is_bool()) wrong_type("staleRead.expired", "a boolean");
+    read.expired = expired.get_bool();
+    r.stale_read = std::move(read);
+  }
   return r;
 }
 

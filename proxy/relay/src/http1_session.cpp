@@ -22,6 +22,7 @@
 
 #include "faultline/net/async.hpp"
 #include "faultline/proxy/headers.hpp"
+#include "resource_version_probe.hpp"
 
 namespace faultline::proxy {
 namespace {
@@ -210,6 +211,23 @@ asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange& ex, effect::En
 // One request at a time: while this one waits, the connection sends and reads nothing.
 asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange&, effect::StallConnection& e) {
   co_await conn_.sleep(e.duration);
+  co_return std::nullopt;
+}
+
+// stale-read: the request waits while the proxy learns the current resourceVersion upstream.
+asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange& ex, effect::RecordResourceVersion& e) {
+  std::optional<std::string> authorization;
+  const auto& req = ex.parser.get();
+  if (auto it = req.find(http::field::authorization); it != req.end()) authorization = std::string(it->value());
+  const asio::any_io_executor executor = conn_.executor();
+  const std::vector<int> rules = e.rules;
+  co_await record_resource_version(*server_, executor, rules, authorization, id_);
+  co_return std::nullopt;
+}
+
+asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange& ex, effect::ReadAsOf& e) {
+  note_stale_read(ex, e);
+  if (!e.target.empty()) ex.parser.get().target(e.target);
   co_return std::nullopt;
 }
 

@@ -39,6 +39,11 @@ class ProxyMetrics {
   void rule_matched(std::string_view rule);
   // faultline_faults_fired_total{rule,action}: the engine decided to act and the action ran.
   void fault_fired(std::string_view rule, std::string_view action);
+  // faultline_stale_reads_total{rule,outcome}: a stale-read rule's LIST, by what came of it:
+  // "served" (read at the rule's resourceVersion), "expired" (kube-apiserver answered 410: the
+  // resourceVersion is compacted), "refused" (another error), "unrecorded" (no resourceVersion
+  // recorded: forwarded as it was).
+  void stale_read(std::string_view rule, std::string_view outcome);
   // faultline_upstream_latency_seconds: forwarding the request until upstream response headers.
   void upstream_latency(std::chrono::nanoseconds latency);
 
@@ -68,6 +73,7 @@ class ProxyMetrics {
   metrics::CounterFamily& requests_;
   metrics::CounterFamily& faults_fired_;
   metrics::CounterFamily& rule_matched_;
+  metrics::CounterFamily& stale_reads_;
   metrics::CounterFamily& memory_refusals_;
   metrics::Counter& refused_header_memory_;
   metrics::Counter& refused_max_memory_;

@@ -20,6 +20,16 @@
 
 namespace faultline::audit {
 
+// What a stale-read rule did to a LIST: the resourceVersion the client asked for ("" for none) and
+// the one the answer was read at ("" when the rule had none recorded: the request went as it was);
+// `expired`: kube-apiserver answered 410, the resourceVersion is compacted.
+struct StaleRead {
+  std::string requested;
+  std::string served;
+  bool expired = false;
+  friend bool operator==(const StaleRead&, const StaleRead&) = default;
+};
+
 struct Record {
   std::uint64_t seq = 0;                       // assigned by the audit log, from 1 without gaps
   std::chrono::system_clock::time_point ts{};  // request start; the audit log stamps "now" when unset
@@ -42,6 +52,7 @@ struct Record {
   std::uint64_t bytes_in = 0;             // request body bytes read from the client
   std::uint64_t bytes_out = 0;            // response body bytes written to the client
   std::chrono::microseconds duration{0};  // JSON key "durationUs"
+  std::optional<StaleRead> stale_read;    // JSON key "staleRead", present only when set
 
   friend bool operator==(const Record&, const Record&) = default;
 };
