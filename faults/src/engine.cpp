@@ -33,7 +33,16 @@ struct RuleState {
   std::uint64_t period = 0;  // when.repeat: the current period, 0 from arm() on
   Clock::time_point period_start;
   std::mt19937_64 rng;
+  // stale-read without a fixed resourceVersion: asked for at the window's first request, then recorded.
+  bool rv_asked = false;
+  std::string recorded_rv;
 };
+
+// A stale-read rule that reads at the resourceVersion recorded when its window opened.
+bool records_resource_version(const Rule& rule) {
+  const auto* stale = std::get_if<actions::StaleRead>(&rule.action);
+  return stale && stale->resource_version.empty();
+}
 
 }  // namespace
 
@@ -83,6 +92,8 @@ void enter_period(const Rule& rule, RuleState& state, Clock::time_point now) {
   state.window_matched = 0;
   state.window_fired = 0;
   state.window_start.reset();
+  state.rv_asked = false;
+  state.recorded_rv.clear();
   if (!rule.when.trigger) state.window_start = state.period_start;
 }
 
@@ -183,11 +194,22 @@ Plan Engine::decide(const Request& request, Clock::time_point now) {
   for (std::size_t i = 0; i < rules.size(); ++i) enter_period(rules[i], state_->rules[i], now);
   for (std::size_t i = 0; i < rules.size(); ++i)
     just_triggered[i] = count_trigger(rules[i], state_->rules[i], request, now, state_->armed_at + rules[i].when.at);
+  // A stale-read rule's window opened: this request asks for the current resourceVersion and is
+  // itself left alone by that rule (as the request that completes a trigger).
+  std::vector<int> record;
+  for (std::size_t i = 0; i < rules.size(); ++i) {
+    RuleState& state = state_->rules[i];
+    if (!records_resource_version(rules[i]) || state.rv_asked || !in_window(rules[i], state, now)) continue;
+    state.rv_asked = true;
+    just_triggered[i] = true;
+    record.push_back(static_cast<int>(i));
+  }
   for (std::size_t i = 0; i < rules.size(); ++i) {
     const Rule& rule = rules[i];
     RuleState& state = state_->rules[i];
     if (just_triggered[i] || !in_window(rule, state, now)) continue;
     if (is_watch_action(rule.action) && !request.info.is_watch()) continue;
+    if (std::holds_alternative<actions::StaleRead>(rule.action) && !actions::StaleRead::applies_to(request)) continue;
     if (!rule.match.matches(request)) continue;
     ++state.matched;
     ++state.window_matched;
@@ -195,9 +217,13 @@ Plan Engine::decide(const Request& request, Clock::time_point now) {
     if (!should_fire(rule.when, state)) continue;
     ++state.fired;
     ++state.window_fired;
-    return make_plan(static_cast<int>(i), request, now);
+    Plan plan = make_plan(static_cast<int>(i), request, now);
+    plan.record_resource_version = std::move(record);
+    return plan;
   }
-  return {};
+  Plan plan;
+  plan.record_resource_version = std::move(record);
+  return plan;
 }
 
 Plan Engine::make_plan(int index, const Request& request, Clock::time_point now) {
@@ -211,6 +237,11 @@ Plan Engine::make_plan(int index, const Request& request, Clock::time_point now)
   if (const auto* hold = std::get_if<actions::Hold>(&rule.action); hold && hold->then == actions::Hold::Then::respond)
     plan.response = hold->respond.render(request.info);
   if (const auto* delay = std::get_if<actions::Delay>(&rule.action)) plan.delay = delay->resolve(state.rng());
+  if (const auto* stale = std::get_if<actions::StaleRead>(&rule.action)) {
+    plan.stale_resource_version = stale->resource_version.empty() ? state.recorded_rv : stale->resource_version;
+    if (!plan.stale_resource_version.empty())
+      plan.stale_target = actions::rewrite_to_exact(request.target, plan.stale_resource_version);
+  }
   if (const auto* outage = std::get_if<actions::Outage>(&rule.action)) {
     auto until = outage->duration ? now + *outage->duration : window_end(rule, state).value_or(now);
     state_->outage = OutageState{outage->mode, until, rule.name};
@@ -283,6 +314,22 @@ std::vector<RuleCounters> Engine::counters() const {
     out.push_back({scenario_->faults[i].name, state.matched, state.fired, state.window_start.has_value()});
   }
   return out;
+}
+
+void Engine::record_resource_version(int rule_index, std::string resource_version) {
+  std::lock_guard lock(mutex_);
+  if (!scenario_ || rule_index < 0 || static_cast<std::size_t>(rule_index) >= state_->rules.size()) return;
+  RuleState& state = state_->rules[static_cast<std::size_t>(rule_index)];
+  if (!records_resource_version(scenario_->faults[static_cast<std::size_t>(rule_index)]) || !state.rv_asked ||
+      !state.recorded_rv.empty() || !actions::is_resource_version(resource_version))
+    return;
+  state.recorded_rv = std::move(resource_version);
+}
+
+std::string Engine::recorded_resource_version(int rule_index) const {
+  std::lock_guard lock(mutex_);
+  if (rule_index < 0 || static_cast<std::size_t>(rule_index) >= state_->rules.size()) return {};
+  return state_->rules[static_cast<std::size_t>(rule_index)].recorded_rv;
 }
 
 void Engine::set_match_listener(MatchListener listener) {

@@ -53,6 +53,7 @@ inline audit::Record every_field_set() {
   r.held = audit::Held{"forwarded", 3, std::chrono::milliseconds(2004)};
   r.events_delayed = 7;
   r.events_withheld = 3;
+  r.stale_read = audit::StaleRead{"41", "17", false};
   return r;
 }
 

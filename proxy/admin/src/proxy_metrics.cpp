@@ -60,6 +60,10 @@ ProxyMetrics::ProxyMetrics()
                               "answered, gave-up: the client went away while held; not-held: the bound of held "
                               "requests was reached, forwarded at once).",
                               {"rule", "outcome"})),
+      stale_reads_(registry_.counter("faultline_stale_reads_total",
+                                     "LISTs a stale-read rule acted on, by rule and outcome (served, expired, "
+                                     "refused, unrecorded).",
+                                     {"rule", "outcome"})),
       memory_refusals_(registry_.counter("faultline_memory_refusals_total",
                                          "New work refused to keep memory bounded (HTTP/2 streams: "
                                          "REFUSED_STREAM; HTTP/1.1 requests: 503), by reason.",
@@ -142,6 +146,8 @@ void ProxyMetrics::fault_fired(std::string_view rule, std::string_view action) {
 
 void ProxyMetrics::request_held(std::string_view rule, std::string_view outcome) {
   held_.with({std::string(rule), std::string(outcome)}).inc();
+void ProxyMetrics::stale_read(std::string_view rule, std::string_view outcome) {
+  stale_reads_.with({std::string(rule), std::string(outcome)}).inc();
 }
 
 void ProxyMetrics::upstream_latency(std::chrono::nanoseconds latency) {

@@ -16,6 +16,14 @@ void AuditingObserver::exchange_done(const audit::Record& record,
   if (record.rule && (record.events_delayed || record.events_withheld))
     metrics_.watch_events_held(*record.rule, record.action.value_or(""), record.events_delayed.value_or(0),
                                record.events_withheld.value_or(0));
+  if (record.rule && record.stale_read) {
+    const auto& stale = *record.stale_read;
+    const bool ok = record.upstream_status && *record.upstream_status / 100 == 2;
+    metrics_.stale_read(*record.rule, stale.served.empty() ? "unrecorded"
+                                      : stale.expired      ? "expired"
+                                      : ok                 ? "served"
+                                                           : "refused");
+  }
   if (upstream_latency) metrics_.upstream_latency(*upstream_latency);
   audit_.append(record);
 }

@@ -103,6 +103,13 @@ json::object to_json(const Record& r) {
   }
   o["eventsDelayed"] = r.events_delayed ? json::value(*r.events_delayed) : json::value(nullptr);
   o["eventsWithheld"] = r.events_withheld ? json::value(*r.events_withheld) : json::value(nullptr);
+  if (r.stale_read) {
+    json::object stale;
+    stale["requested"] = text(r.stale_read->requested);
+    stale["served"] = text(r.stale_read->served);
+    stale["expired"] = r.stale_read->expired;
+    o["staleRead"] = std::move(stale);
+  }
   return o;
 }
 
@@ -267,6 +274,13 @@ std::string to_json_line(const Record& r, std::uint64_t seq, std::chrono::system
   out += ",\"eventsWithheld\":";
   if (r.events_withheld) append_int(out, *r.events_withheld);
   else out += "null";
+  if (r.stale_read) {
+    out += ",\"staleRead\":{\"requested\":";
+    append_text(out, r.stale_read->requested);
+    out += ",\"served\":";
+    append_text(out, r.stale_read->served);
+    out += r.stale_read->expired ? ",\"expired\":true}" : ",\"expired\":false}";
+  }
   out += "}\n";
   return out;
 }
@@ -319,6 +333,17 @@ Record from_json(const json::value& value) {
     r.events_delayed = get_uint(o, "eventsDelayed");
   if (const auto* v = o.if_contains("eventsWithheld"); v && !v->is_null())
     r.events_withheld = get_uint(o, "eventsWithheld");
+  if (const json::value* stale = o.if_contains("staleRead"); stale && !stale->is_null()) {
+    if (!stale->is_object()) wrong_type("staleRead", "an object");
+    const json::object& so = stale->get_object();
+    StaleRead read;
+    read.requested = get_string(so, "requested");
+    read.served = get_string(so, "served");
+    const json::value& expired = field(so, "expired");
+    if (!expired.is_bool()) wrong_type("staleRead.expired", "a boolean");
+    read.expired = expired.get_bool();
+    r.stale_read = std::move(read);
+  }
   return r;
 }
 

@@ -5,6 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "faultline/faults/actions/stale_read.hpp"
+
 namespace faultline::proxy {
 namespace {
 
@@ -93,7 +95,23 @@ faults::HttpResponse final_local_response(const ExchangeCore& ex, const faults::
   return faults::status_response(status);
 }
 
+void note_stale_read(ExchangeCore& ex, const effect::ReadAsOf& read) {
+  audit::StaleRead stale;
+  stale.requested = faults::actions::query_parameter(ex.request.target, "resourceVersion").value_or("");
+  stale.served = read.served;
+  ex.record.stale_read = std::move(stale);
+  if (read.target.empty())
+    spdlog::warn("rule '{}' (stale-read) has no resourceVersion recorded: {} {} goes as it is", ex.plan.rule,
+                 ex.request.method, path_only(ex.request.target));
+}
+
 void finish_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn) {
+  // kube-apiserver answers a read at a compacted resourceVersion with 410 Expired.
+  if (ex.record.stale_read && ex.record.upstream_status == 410) {
+    ex.record.stale_read->expired = true;
+    spdlog::warn("conn {}: rule '{}' (stale-read): resourceVersion {} is compacted; kube-apiserver's 410 relayed", conn,
+                 ex.plan.rule, ex.record.stale_read->served);
+  }
   ex.record.duration =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - ex.started);
   if (ex.watch_filter && ex.watch_filter->holds_events()) {

@@ -43,6 +43,10 @@ void begin_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn, 
                     std::string_view proto, std::string_view method, std::string_view target,
                     std::vector<faults::Header> headers);
 
+// stale-read: the audit record says which resourceVersion the client asked for and which one the
+// answer is read at (finish_exchange adds whether kube-apiserver found it compacted).
+void note_stale_read(ExchangeCore& ex, const effect::ReadAsOf& read);
+
 // The exchange is over (answered, cut, or its stream ended): duration, log, observer.
 void finish_exchange(Server::Impl& server, ExchangeCore& ex, std::uint64_t conn);
 

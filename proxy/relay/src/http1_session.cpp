@@ -23,6 +23,7 @@
 
 #include "faultline/net/async.hpp"
 #include "faultline/proxy/headers.hpp"
+#include "resource_version_probe.hpp"
 
 namespace faultline::proxy {
 namespace {
@@ -271,6 +272,23 @@ asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange& ex, effect::Ga
   if (!ex.expects_continue) co_await discard_request_body(ex);
   co_await write_local_response(ex, *e.response);
   co_return true;
+}
+
+// stale-read: the request waits while the proxy learns the current resourceVersion upstream.
+asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange& ex, effect::RecordResourceVersion& e) {
+  std::optional<std::string> authorization;
+  const auto& req = ex.parser.get();
+  if (auto it = req.find(http::field::authorization); it != req.end()) authorization = std::string(it->value());
+  const asio::any_io_executor executor = conn_.executor();
+  const std::vector<int> rules = e.rules;
+  co_await record_resource_version(*server_, executor, rules, authorization, id_);
+  co_return std::nullopt;
+}
+
+asio::awaitable<Http1Session::Next> Http1Session::apply(Exchange& ex, effect::ReadAsOf& e) {
+  note_stale_read(ex, e);
+  if (!e.target.empty()) ex.parser.get().target(e.target);
+  co_return std::nullopt;
 }
 
 asio::awaitable<void> Http1Session::write_local_response(Exchange& ex, const faults::HttpResponse& requested) {

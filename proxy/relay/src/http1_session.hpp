@@ -81,6 +81,8 @@ class Http1Session {
   asio::awaitable<Next> apply(Exchange& ex, effect::EndConnection& e);
   asio::awaitable<Next> apply(Exchange& ex, effect::StallConnection& e);
   asio::awaitable<Next> apply(Exchange& ex, effect::Gate& e);
+  asio::awaitable<Next> apply(Exchange& ex, effect::RecordResourceVersion& e);
+  asio::awaitable<Next> apply(Exchange& ex, effect::ReadAsOf& e);
   asio::awaitable<void> write_local_response(Exchange& ex, const faults::HttpResponse& response);
   asio::awaitable<void> write_simple_error(int code, const char* message);
   asio::awaitable<void> discard_request_body(Exchange& ex);

@@ -1,6 +1,8 @@
 // HTTP/2 relay of one client connection, towards the client (see http2_session.hpp).
 #include "http2_session.hpp"
 
+#include "resource_version_probe.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -486,6 +488,35 @@ void Http2Session::leave_batch(Http2Stream& s, std::uint64_t conn) {
   s.ex.record.held = audit::Held{"gave-up", 0, waited};
   spdlog::info("conn {}: rule '{}': the client of {} {} went away while it was held ({} ms)", conn, s.ex.plan.rule,
                s.method, path_only(s.path), waited.count());
+}
+
+// stale-read: the stream waits while the proxy learns the current resourceVersion upstream.
+bool Http2Session::apply(Http2Stream& s, effect::RecordResourceVersion& e) {
+  std::optional<std::string> authorization;
+  for (const auto [name, value] : s.headers)
+    if (name == "authorization") authorization = std::string(value);
+  asio::co_spawn(conn_->executor(), record_then_proceed(shared_from_this(), s.id, e.rules, authorization),
+                 asio::detached);
+  return false;
+}
+
+asio::awaitable<void> Http2Session::record_then_proceed(std::shared_ptr<Http2Session> self, int32_t stream_id,
+                                                        std::vector<int> rules,
+                                                        std::optional<std::string> authorization) {
+  const asio::any_io_executor executor = self->conn_->executor();
+  const std::uint64_t conn = self->conn_->id();
+  co_await record_resource_version(self->server_, executor, rules, authorization, conn);
+  if (self->io_.closing()) co_return;
+  Http2Stream* s = self->find(stream_id);
+  if (!s) co_return;
+  self->proceed(*s);
+  self->kick_client();
+}
+
+bool Http2Session::apply(Http2Stream& s, effect::ReadAsOf& e) {
+  note_stale_read(s.ex, e);
+  if (!e.target.empty()) s.path = e.target;
+  return true;
 }
 
 // reset: RST_STREAM INTERNAL_ERROR; close: RST_STREAM NO_ERROR. Only this stream is hit.

@@ -88,6 +88,10 @@ class Http2Session final : public std::enable_shared_from_this<Http2Session>, pu
 
   static boost::asio::awaitable<void> after(std::shared_ptr<Http2Session> self, std::chrono::milliseconds delay,
                                             int32_t stream_id, Timed what);
+  // stale-read: learns the current resourceVersion for `rules`, then goes on with the stream.
+  static boost::asio::awaitable<void> record_then_proceed(std::shared_ptr<Http2Session> self, int32_t stream_id,
+                                                          std::vector<int> rules,
+                                                          std::optional<std::string> authorization);
 
   Http2Stream* find(int32_t id);
   // A watch filter that holds events back (watch-delay, watch-coalesce): what is due goes out now,
@@ -112,6 +116,8 @@ class Http2Session final : public std::enable_shared_from_this<Http2Session>, pu
                                            std::shared_ptr<GateTicket> ticket);
   // The stream ends while held in a batch (the client reset it, the connection went): it leaves.
   static void leave_batch(Http2Stream& s, std::uint64_t conn);
+  bool apply(Http2Stream& s, effect::RecordResourceVersion& e);
+  bool apply(Http2Stream& s, effect::ReadAsOf& e);
   void forward(Http2Stream& s);
   void refuse_for_http11(const std::vector<int32_t>& ids);
   static boost::asio::awaitable<void> goaway_for_http11(std::shared_ptr<Http2Session> self);

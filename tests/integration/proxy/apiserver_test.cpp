@@ -17,6 +17,7 @@
 #include "faultline/net/kubeconfig.hpp"
 #include "proxy_test.hpp"
 #include "sanitizers.hpp"
+#include "stale_read_support.hpp"
 
 namespace faultline::testing {
 
@@ -450,6 +451,67 @@ TEST_F(ProxyTest, OutageResetCutsLiveConnectionsAndRecovers) {
   std::this_thread::sleep_for(2500ms);
   auto after = proxied();
   EXPECT_EQ(after.request(http::verb::get, cm_path()).status, 200);
+}
+
+// stale-read: the rule records the resourceVersion current at the first request after arming; a
+// LIST through the proxy is then kube-apiserver's own read at it.
+TEST_F(ActionOverHttp1, StaleReadListsTheObjectsAsTheyWereWhenTheRuleWasArmed) {
+  create_configmap("a");
+  create_configmap("b");
+  arm("  - {name: back-h1, match: {verbs: [list], resources: [configmaps], " + match_ns() +
+      "}, action: {type: stale-read}}\n");
+  auto client = proxied();
+  ASSERT_EQ(client.request(http::verb::get, cm_path("a")).status, 200);  // records the resourceVersion
+  create_configmap("c");
+  auto check = direct();
+  Reply now = check.request(http::verb::get, cm_path());
+  ASSERT_EQ(now.status, 200);
+  EXPECT_EQ(stale_read::list_answer(now.body).names, (std::vector<std::string>{"a", "b", "c"}));
+  Reply then = client.request(http::verb::get, cm_path() + "?limit=500&resourceVersion=0");
+  ASSERT_EQ(then.status, 200) << then.body;
+  auto stale = stale_read::list_answer(then.body);
+  EXPECT_EQ(stale.names, (std::vector<std::string>{"a", "b"}));
+  // kube-apiserver's own resourceVersion, before c's.
+  const std::string c_rv(
+      json::parse(check.request(http::verb::get, cm_path("c")).body).at("metadata").at("resourceVersion").as_string());
+  EXPECT_LT(std::stoull(stale.resource_version), std::stoull(c_rv));
+  EXPECT_LT(std::stoull(stale.resource_version), std::stoull(stale_read::list_answer(now.body).resource_version));
+  EXPECT_THAT(
+      audit_line(cm_path() + "?limit=500&resourceVersion=0"),
+      HasSubstr(R"("staleRead":{"requested":"0","served":")" + stale.resource_version + R"(","expired":false})"));
+  EXPECT_EQ(stale_read::stale_reads(admin("GET", "/metrics").body, "back-h1", "served"), 1u);
+  EXPECT_EQ(fired("back-h1"), 1u);
+}
+
+// A resourceVersion kube-apiserver has compacted: its own 410 Expired reaches the client, and the
+// audit and the metrics say so.
+TEST_F(ActionOverHttp1, StaleReadOfACompactedResourceVersionRelaysTheApiserversExpired) {
+  create_configmap("a");
+  arm("  - {name: back-compacted, match: {verbs: [list], resources: [configmaps], " + match_ns() +
+      "}, action: {type: stale-read}}\n");
+  auto client = proxied();
+  ASSERT_EQ(client.request(http::verb::get, cm_path("a")).status, 200);
+  create_configmap("b");
+  stale_read::compact_etcd(env->var("FAULTLINE_ETCD_URL"));
+  // kube-apiserver's watch cache drops its older snapshots when it next polls (every 15 s).
+  Reply r;
+  for (int i = 0; i < 60; ++i) {
+    r = client.request(http::verb::get, cm_path());
+    if (r.status != 200) break;
+    std::this_thread::sleep_for(500ms);
+  }
+  ASSERT_EQ(r.status, 410) << r.body;
+  auto status = json::parse(r.body).as_object();
+  EXPECT_EQ(status.at("reason").as_string(), "Expired");
+  std::string expired;
+  std::istringstream audit(audit_containing(R"("expired":true)"));
+  for (std::string line; std::getline(audit, line);)
+    if (line.find(R"("rule":"back-compacted")") != std::string::npos &&
+        line.find(R"("status":410)") != std::string::npos)
+      expired = line;
+  EXPECT_THAT(expired, HasSubstr(R"("upstreamStatus":410)"));
+  EXPECT_THAT(expired, HasSubstr(R"(","expired":true})"));
+  EXPECT_GE(stale_read::stale_reads(admin("GET", "/metrics").body, "back-compacted", "expired"), 1u);
 }
 
 // ---- watch actions ----------------------------------------------------------------------------

@@ -15,6 +15,7 @@
 
 #include "proxy_test.hpp"
 #include "raw_h2_client.hpp"
+#include "stale_read_support.hpp"
 
 namespace faultline::testing {
 namespace {
@@ -352,6 +353,39 @@ TEST_F(ActionOverHttp2, HoldForgetsAStreamItsClientReset) {
   EXPECT_THAT(line, HasSubstr("\"upstreamStatus\":null")) << line;
   EXPECT_THAT(line, HasSubstr("\"held\":{\"outcome\":\"gave-up\",\"batch\":0,")) << line;
   EXPECT_THAT(audit_line(cm_path("kept")), HasSubstr("\"held\":{\"outcome\":\"forwarded\",\"batch\":2,"));
+}
+
+TEST_F(ActionOverHttp2, StaleReadListsTheObjectsAsTheyWereWhenTheRuleWasArmed) {
+  create_configmap("a");
+  create_configmap("b");
+  arm("  - {name: back-h2, match: {verbs: [list], resources: [configmaps], " + match_ns() +
+      "}, action: {type: stale-read}}\n");
+  CommandResult get = curl_h2("-o /dev/null -w '%{http_version} %{http_code}' " + shell_quote(proxy_url(cm_path("a"))));
+  ASSERT_EQ(get.output, "2 200");  // records the resourceVersion
+  create_configmap("c");
+  CommandResult then = curl_h2("-w '\\n%{http_version}' " + shell_quote(proxy_url(cm_path() + "?limit=500")));
+  ASSERT_EQ(then.exit_code, 0) << then.output;
+  const auto nl = then.output.rfind('\n');
+  EXPECT_EQ(then.output.substr(nl + 1), "2");
+  auto stale = stale_read::list_answer(then.output.substr(0, nl));
+  EXPECT_EQ(stale.names, (std::vector<std::string>{"a", "b"}));
+  const std::string c_rv = kubectl_direct("-n " + ns_ + " get configmap c -o jsonpath={.metadata.resourceVersion}");
+  EXPECT_LT(std::stoull(stale.resource_version), std::stoull(c_rv));
+  EXPECT_THAT(audit_line(cm_path() + "?limit=500"), HasSubstr(R"("proto":"h2")"));
+  EXPECT_THAT(audit_line(cm_path() + "?limit=500"), HasSubstr(R"("staleRead":{"requested":"","served":")" +
+                                                              stale.resource_version + R"(","expired":false})"));
+  EXPECT_EQ(stale_read::stale_reads(admin("GET", "/metrics").body, "back-h2", "served"), 1u);
+}
+
+// A resourceVersion kube-apiserver refuses (far in the future): its own error is relayed.
+TEST_F(ActionOverHttp2, StaleReadAtAResourceVersionTheApiserverRefusesRelaysItsError) {
+  arm("  - {name: ahead, match: {verbs: [list], resources: [configmaps], " + match_ns() +
+      "}, action: {type: stale-read, resourceVersion: '999999999999'}}\n");
+  CommandResult r = curl_h2("-w '\\n%{http_version} %{http_code}' " + shell_quote(proxy_url(cm_path())));
+  EXPECT_THAT(r.output, HasSubstr("\n2 504")) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("Too large resource version")) << r.output;
+  EXPECT_THAT(audit_line(cm_path()), HasSubstr(R"("served":"999999999999","expired":false})"));
+  EXPECT_EQ(stale_read::stale_reads(admin("GET", "/metrics").body, "ahead", "refused"), 1u);
 }
 
 // ---- connection faults ------------------------------------------------------------------------

@@ -103,6 +103,36 @@ TEST(ActionEffects, HoldGatesTheRequestInItsRulesBatch) {
   EXPECT_EQ(only<effect::Gate>(a).response->code, 503);
 }
 
+TEST(ActionEffects, StaleReadForwardsTheListRewrittenToItsResourceVersion) {
+  faults::Plan plan = plan_with(fa::StaleRead{});
+  plan.stale_resource_version = "42";
+  plan.stale_target = "/api/v1/pods?resourceVersion=42&resourceVersionMatch=Exact";
+  Effects e = effects_of(plan);
+  auto& read = only<effect::ReadAsOf>(e);
+  EXPECT_EQ(read.target, plan.stale_target);
+  EXPECT_EQ(read.served, "42");
+  EXPECT_TRUE(forwards(e));
+  // Without a recorded resourceVersion the request goes as it is.
+  Effects unrecorded = effects_of(plan_with(fa::StaleRead{}));
+  EXPECT_EQ(only<effect::ReadAsOf>(unrecorded).target, "");
+  EXPECT_TRUE(forwards(unrecorded));
+}
+
+TEST(ActionEffects, StaleReadRecordingComesFirstWhateverTheRequestsAction) {
+  faults::Plan opened;
+  opened.record_resource_version = {0, 2};
+  Effects e = effects_of(opened);
+  EXPECT_THAT(only<effect::RecordResourceVersion>(e).rules, ElementsAre(0, 2));
+  EXPECT_TRUE(forwards(e));
+  faults::Plan reset = plan_with(fa::Reset{});
+  reset.record_resource_version = {1};
+  Effects both = effects_of(reset);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<effect::RecordResourceVersion>(both[0]));
+  EXPECT_TRUE(std::holds_alternative<effect::CutOff>(both[1]));
+  EXPECT_FALSE(forwards(both));
+}
+
 TEST(ActionEffects, ResetCutsTheConnectionWithRst) {
   Effects reset = effects_of(plan_with(fa::Reset{}));
   EXPECT_EQ(only<effect::CutOff>(reset).how, Cut::reset);

@@ -18,6 +18,7 @@
 #include "faultline/faults/actions/outage.hpp"
 #include "faultline/faults/actions/reset.hpp"
 #include "faultline/faults/actions/respond.hpp"
+#include "faultline/faults/actions/stale_read.hpp"
 #include "faultline/faults/actions/stall.hpp"
 #include "faultline/faults/actions/watch_coalesce.hpp"
 #include "faultline/faults/actions/watch_delay.hpp"
@@ -31,7 +32,7 @@ namespace faultline::faults {
 using Action = std::variant<actions::Respond, actions::Reset, actions::Close, actions::Delay, actions::Hang,
                             actions::DropResponse, actions::Outage, actions::WatchReset, actions::WatchGone,
                             actions::WatchInject, actions::WatchDrop, actions::GoAway, actions::Stall, actions::Hold,
-                            actions::WatchDelay, actions::WatchCoalesce>;
+                            actions::WatchDelay, actions::WatchCoalesce, actions::StaleRead>;
 
 // The `type` name of the action ("respond", "watch-reset", ...).
 std::string_view action_type(const Action& action);

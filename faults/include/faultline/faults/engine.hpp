@@ -29,6 +29,14 @@ struct Plan {
   int rule_index = -1;
   std::optional<HttpResponse> response;  // respond: the rendered answer to write
   Duration delay{0};                     // delay: how long to hold the request (jitter resolved)
+  // stale-read: the resourceVersion the answer is read at and the target that asks for it; both ""
+  // while the rule has none recorded (the request then goes as it is).
+  std::string stale_resource_version;
+  std::string stale_target;
+  // The stale-read rules whose window opened with this request: the proxy learns the current
+  // resourceVersion before the request goes on and records it (Engine::record_resource_version).
+  // Set whether or not a rule fires.
+  std::vector<int> record_resource_version;
 
   bool fires() const { return action.has_value(); }
 };
@@ -87,6 +95,13 @@ class Engine {
   void start_outage(actions::Outage::Mode mode, Duration duration, Clock::time_point now);
 
   std::vector<RuleCounters> counters() const;
+
+  // stale-read: the resourceVersion current when rule `rule_index`'s window opened, as the proxy
+  // learned it upstream for a request whose plan asked for it. Kept for that window (a new period
+  // of when.repeat, arm() and load() forget it); a second record for the same window is ignored.
+  void record_resource_version(int rule_index, std::string resource_version);
+  // "" when none is recorded (or the rule is not a stale-read).
+  std::string recorded_resource_version(int rule_index) const;
   // The same, with each rule's phase at `now`.
   std::vector<RuleCounters> counters(Clock::time_point now) const;
 

@@ -4,8 +4,15 @@
 namespace faultline::proxy {
 
 Effects effects_of(const faults::Plan& plan) {
-  if (!plan.action) return {};
-  return std::visit([&plan](const auto& action) { return actions::effects_of(action, plan); }, *plan.action);
+  Effects out;
+  // A stale-read rule's window opened with this request: record the resourceVersion first.
+  if (!plan.record_resource_version.empty())
+    out.emplace_back(effect::RecordResourceVersion{plan.record_resource_version});
+  if (!plan.action) return out;
+  Effects action = std::visit([&plan](const auto& a) { return actions::effects_of(a, plan); }, *plan.action);
+  if (out.empty()) return action;
+  for (auto& e : action) out.push_back(std::move(e));
+  return out;
 }
 
 }  // namespace faultline::proxy

@@ -46,6 +46,11 @@ class ProxyMetrics {
   // watch-coalesce rule held back and relayed later (outcome "delayed") or left out ("withheld"),
   // counted when the watch ends.
   void watch_events_held(std::string_view rule, std::string_view action, std::uint64_t delayed, std::uint64_t withheld);
+  // faultline_stale_reads_total{rule,outcome}: a stale-read rule's LIST, by what came of it:
+  // "served" (read at the rule's resourceVersion), "expired" (kube-apiserver answered 410: the
+  // resourceVersion is compacted), "refused" (another error), "unrecorded" (no resourceVersion
+  // recorded: forwarded as it was).
+  void stale_read(std::string_view rule, std::string_view outcome);
   // faultline_upstream_latency_seconds: forwarding the request until upstream response headers.
   void upstream_latency(std::chrono::nanoseconds latency);
 
@@ -77,6 +82,7 @@ class ProxyMetrics {
   metrics::CounterFamily& watch_events_held_;
   metrics::CounterFamily& rule_matched_;
   metrics::CounterFamily& held_;
+  metrics::CounterFamily& stale_reads_;
   metrics::CounterFamily& memory_refusals_;
   metrics::Counter& refused_header_memory_;
   metrics::Counter& refused_max_memory_;

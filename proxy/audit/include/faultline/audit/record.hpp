@@ -29,6 +29,16 @@ struct Held {
   friend bool operator==(const Held&, const Held&) = default;
 };
 
+// What a stale-read rule did to a LIST: the resourceVersion the client asked for ("" for none) and
+// the one the answer was read at ("" when the rule had none recorded: the request went as it was);
+// `expired`: kube-apiserver answered 410, the resourceVersion is compacted.
+struct StaleRead {
+  std::string requested;
+  std::string served;
+  bool expired = false;
+  friend bool operator==(const StaleRead&, const StaleRead&) = default;
+};
+
 struct Record {
   std::uint64_t seq = 0;                       // assigned by the audit log, from 1 without gaps
   std::chrono::system_clock::time_point ts{};  // request start; the audit log stamps "now" when unset
@@ -56,6 +66,7 @@ struct Record {
   // "eventsDelayed"), and those watch-coalesce left out ("eventsWithheld"); null for other requests.
   std::optional<std::uint64_t> events_delayed;
   std::optional<std::uint64_t> events_withheld;
+  std::optional<StaleRead> stale_read;    // JSON key "staleRead", present only when set
 
   friend bool operator==(const Record&, const Record&) = default;
 };

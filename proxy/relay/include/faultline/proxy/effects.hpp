@@ -165,11 +165,27 @@ struct Gate {
   }
 };
 
+// Learn the current resourceVersion upstream (the proxy's own LIST of one namespace) and record it
+// for these stale-read rules (Engine::record_resource_version) before the request goes on.
+struct RecordResourceVersion {
+  std::vector<int> rules;
+  static Forwarding decides() { return Forwarding::undecided; }
+};
+
+// stale-read: forward the request with `target` (its resourceVersion=RV&resourceVersionMatch=Exact)
+// instead of the client's. "" target: no resourceVersion was recorded, the request goes as it is.
+// The audit records the client's own resourceVersion and `served` (RV).
+struct ReadAsOf {
+  std::string target;
+  std::string served;
+  static Forwarding decides() { return Forwarding::undecided; }
+};
+
 }  // namespace effect
 
 using Effect = std::variant<effect::Answer, effect::CutOff, effect::Wait, effect::Hold, effect::DiscardResponse,
                             effect::FilterWatch, effect::EnforceOutage, effect::EndConnection, effect::StallConnection,
-                            effect::Gate>;
+                            effect::Gate, effect::RecordResourceVersion, effect::ReadAsOf>;
 using Effects = std::vector<Effect>;
 
 // The effects of `plan`'s action (none when nothing fires). Throws std::logic_error for a plan that
