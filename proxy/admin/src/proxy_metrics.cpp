@@ -146,6 +146,8 @@ void ProxyMetrics::fault_fired(std::string_view rule, std::string_view action) {
 
 void ProxyMetrics::request_held(std::string_view rule, std::string_view outcome) {
   held_.with({std::string(rule), std::string(outcome)}).inc();
+}
+
 void ProxyMetrics::stale_read(std::string_view rule, std::string_view outcome) {
   stale_reads_.with({std::string(rule), std::string(outcome)}).inc();
 }

@@ -101,8 +101,8 @@ json::object to_json(const Record& r) {
     held["waitedMs"] = r.held->waited.count();
     o["held"] = std::move(held);
   }
-  o["eventsDelayed"] = r.events_delayed ? json::value(*r.events_delayed) : json::value(nullptr);
-  o["eventsWithheld"] = r.events_withheld ? json::value(*r.events_withheld) : json::value(nullptr);
+  if (r.events_delayed) o["eventsDelayed"] = *r.events_delayed;
+  if (r.events_withheld) o["eventsWithheld"] = *r.events_withheld;
   if (r.stale_read) {
     json::object stale;
     stale["requested"] = text(r.stale_read->requested);
@@ -268,12 +268,14 @@ std::string to_json_line(const Record& r, std::uint64_t seq, std::chrono::system
     append_int(out, r.held->waited.count());
     out += "}";
   }
-  out += ",\"eventsDelayed\":";
-  if (r.events_delayed) append_int(out, *r.events_delayed);
-  else out += "null";
-  out += ",\"eventsWithheld\":";
-  if (r.events_withheld) append_int(out, *r.events_withheld);
-  else out += "null";
+  if (r.events_delayed) {
+    out += ",\"eventsDelayed\":";
+    append_int(out, *r.events_delayed);
+  }
+  if (r.events_withheld) {
+    out += ",\"eventsWithheld\":";
+    append_int(out, *r.events_withheld);
+  }
   if (r.stale_read) {
     out += ",\"staleRead\":{\"requested\":";
     append_text(out, r.stale_read->requested);

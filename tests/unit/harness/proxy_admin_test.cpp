@@ -60,8 +60,8 @@ TEST_F(ProxyAdminAgainstTheProxy, EveryAuditFieldArrivesAsTheRelayReportedIt) {
   audit::Record full = testing::every_field_set();  // seq: the audit log assigns its own
   // Naming every member: a field added to the record without being added here does not compile.
   const auto& [seq, ts, conn, client, user_agent, proto, method, path, verb, resource, subresource, namespace_, name,
-               watch, rule, action, status, upstream_status, bytes_in, bytes_out, duration, held,
-               events_delayed, events_withheld, stale_read] = full;
+               watch, rule, action, status, upstream_status, bytes_in, bytes_out, duration, held, events_delayed,
+               events_withheld, stale_read] = full;
   const audit::Record defaults;
   EXPECT_TRUE(seq != defaults.seq && ts != defaults.ts && conn != defaults.conn && client != defaults.client &&
               user_agent != defaults.user_agent && proto != defaults.proto && method != defaults.method &&
@@ -70,8 +70,8 @@ TEST_F(ProxyAdminAgainstTheProxy, EveryAuditFieldArrivesAsTheRelayReportedIt) {
               watch != defaults.watch && rule != defaults.rule && action != defaults.action &&
               status != defaults.status && upstream_status != defaults.upstream_status &&
               bytes_in != defaults.bytes_in && bytes_out != defaults.bytes_out && duration != defaults.duration &&
-              held != defaults.held && events_delayed != defaults.events_delayed && events_withheld != defaults.events_withheld &&
-              stale_read != defaults.stale_read)
+              held != defaults.held && events_delayed != defaults.events_delayed &&
+              events_withheld != defaults.events_withheld && stale_read != defaults.stale_read)
       << "the test record must set every field, or a dropped field would go unnoticed";
 
   // A request cut before any answer: no rule, no upstream status (null, not 0), status 0.

@@ -16,10 +16,9 @@ using ::testing::HasSubstr;
 // The attributes an action cannot do without. An action missing here must load from a bare
 // `{type: <name>}`; if it has required attributes, add its smallest valid set.
 const std::map<std::string_view, std::string> required_attributes{
-    {"respond", ", code: 503"},          {"delay", ", latency: 1s"},  {"outage", ", mode: reset, duration: 1s"},
-    {"watch-reset", ", afterEvents: 1"}, {"stall", ", duration: 1s"}, {"hold", ", count: 1"},
-    {"watch-delay", ", duration: 1s"},
-    {"watch-coalesce", ", window: 1s"},
+    {"respond", ", code: 503"},          {"delay", ", latency: 1s"},         {"outage", ", mode: reset, duration: 1s"},
+    {"watch-reset", ", afterEvents: 1"}, {"stall", ", duration: 1s"},        {"hold", ", count: 1"},
+    {"watch-delay", ", duration: 1s"},   {"watch-coalesce", ", window: 1s"},
 };
 
 std::string minimal_action(std::string_view type) {

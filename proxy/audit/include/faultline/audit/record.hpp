@@ -63,10 +63,10 @@ struct Record {
   std::chrono::microseconds duration{0};  // JSON key "durationUs"
   std::optional<Held> held;               // a hold rule fired; the key is absent otherwise
   // Watch events a watch-delay or watch-coalesce rule held back and relayed later (JSON key
-  // "eventsDelayed"), and those watch-coalesce left out ("eventsWithheld"); null for other requests.
+  // "eventsDelayed"), and those watch-coalesce left out ("eventsWithheld"); both keys are absent on other records.
   std::optional<std::uint64_t> events_delayed;
   std::optional<std::uint64_t> events_withheld;
-  std::optional<StaleRead> stale_read;    // JSON key "staleRead", present only when set
+  std::optional<StaleRead> stale_read;  // JSON key "staleRead", present only when set
 
   friend bool operator==(const Record&, const Record&) = default;
 };
