@@ -256,23 +256,5 @@ checks:
   EXPECT_EQ(s->workload->phases.size(), 2u);
 }
 
-// yunikorn-3355-exact: K binds held once and reset together (K in both places), then the restart
-// and the relist only once every bind of the burst has passed.
-TEST(ShippedScenario, Yunikorn3355ExactHoldsKBindsOnceThenRelistsAfterTheBurst) {
-  auto s = load_scenario_file(std::string(FAULTLINE_SOURCE_DIR) + "/harness/scenarios/yunikorn-3355-exact.yaml");
-  ASSERT_EQ(s->faults.size(), 2u);
-  const auto& hold = std::get<actions::Hold>(s->faults[0].action);
-  EXPECT_EQ(hold.then, actions::Hold::Then::reset);
-  ASSERT_TRUE(hold.count && s->faults[0].when.limit);
-  EXPECT_EQ(*hold.count, *s->faults[0].when.limit);
-  ASSERT_TRUE(s->workload && s->workload->phases.size() == 1u);
-  const std::uint64_t burst = s->workload->phases[0].pods;
-  ASSERT_EQ(s->component_faults.size(), 1u);
-  ASSERT_TRUE(s->component_faults[0].trigger && s->faults[1].when.trigger);
-  EXPECT_EQ(s->component_faults[0].trigger->after_matches, burst);
-  EXPECT_EQ(s->faults[1].when.trigger->after_matches, burst);
-  EXPECT_EQ(action_type(s->faults[1].action), "watch-gone");
-}
-
 }  // namespace
 }  // namespace faultline::harness::schema
