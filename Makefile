@@ -27,13 +27,18 @@ locked = mkdir -p $(1) && flock $(1)/.faultline-build.lock
 
 # make chaos overrides (empty means: what the scenario says)
 SCENARIO  ?= yunikorn-3355-outage
-# An airflow-* scenario runs on kube-scheduler (scripts/airflow); the others default to YuniKorn.
-SCHEDULER ?= $(if $(filter airflow-%,$(SCENARIO)),kube-scheduler,yunikorn)
+# An airflow-* scenario runs on kube-scheduler (scripts/airflow), a daemonset-* one on
+# kube-controller-manager; the others default to YuniKorn.
+SCHEDULER ?= $(if $(filter airflow-%,$(SCENARIO)),kube-scheduler,$(if $(filter daemonset-%,$(SCENARIO)),kube-controller-manager,yunikorn))
 # The system under test (docs/systems.md): a name in harness/systems or a system file; SCHEDULER= is
 # the older spelling of the same.
 SYSTEM ?= $(SCHEDULER)
 # The Airflow of an airflow-* scenario: affected (2.6.1, default) or fixed (2.6.2)
 AIRFLOW   ?=
+# kube-controller-manager's feature gates (its system file's variant): gate-default, or
+# stale-consistency-off (StaleControllerConsistencyDaemonSet=false), which daemonset-stale-duplicates
+# runs with unless told otherwise.
+KCM_GATES ?= $(or $(FAULTLINE_KCM_GATES),$(if $(filter daemonset-stale-duplicates,$(SCENARIO)),stale-consistency-off))
 NODES     ?=
 PODS      ?=
 RATE      ?=
@@ -242,7 +247,7 @@ stack-status:
 	$(STACK) status
 
 chaos: $(CHAOS_NEEDS)
-	scripts/chaos --cluster $(CLUSTER) --scenario $(SCENARIO) --system $(SYSTEM) \
+	$(if $(KCM_GATES),FAULTLINE_KCM_GATES=$(KCM_GATES)) scripts/chaos --cluster $(CLUSTER) --scenario $(SCENARIO) --system $(SYSTEM) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(SETTLE),--settle $(SETTLE)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect) $(if $(AIRFLOW),--airflow $(AIRFLOW))
 
@@ -252,7 +257,7 @@ soak: bins components
 ifneq ($(MATRIX),)
 	scripts/soak --matrix $(MATRIX) $(if $(OUT),--out $(OUT))
 else
-	$(if $(AIRFLOW),FAULTLINE_AIRFLOW_VARIANT=$(AIRFLOW)) scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SYSTEM) \
+	$(if $(AIRFLOW),FAULTLINE_AIRFLOW_VARIANT=$(AIRFLOW)) $(if $(KCM_GATES),FAULTLINE_KCM_GATES=$(KCM_GATES)) scripts/soak --runs $(RUNS) --scenario $(SCENARIO) --scheduler $(SYSTEM) \
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(SETTLE),--settle $(SETTLE)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 endif
