@@ -173,7 +173,10 @@ TEST_F(relay_h2, WatchEventsHeldByWatchDelayAreBoundedPerStream) {
   EXPECT_EQ(client.resets[NGHTTP2_INTERNAL_ERROR], 1);
   const auto after = proxy->peak_rss_kib();
   std::cout << "[h2 limits] watch-delay: proxy peak RSS " << before << " -> " << after << " KiB\n";
-  EXPECT_LT(growth(before, after), std::uint64_t{40} * 1024);
+  // TSan's allocator adds its own per allocation; the release and ASan trees check the bound.
+  if (!testing::kThreadSanitizer) {
+    EXPECT_LT(growth(before, after), std::uint64_t{40} * 1024);
+  }
   expect_served(client, *proxy);
   ASSERT_TRUE(proxy->stop());
   EXPECT_EQ(count_lines_with(proxy->log(), "watch-delay: one more event would hold more than", "is cut"), 1u)
