@@ -128,4 +128,24 @@ inline WatchFilter::Step held_bound_reached(std::string_view action) {
   return WatchFilter::Step{{}, WatchFilter::End::reset};
 }
 
+// A watch filter that holds events back (watch-delay, watch-coalesce): the held queue, the time the
+// relay last gave, the counts, and the release of what is due; a subclass decides in on_event()
+// what to hold and until when.
+class HoldingWatchFilter : public WatchFilter {
+ public:
+  bool holds_events() const final { return true; }
+  Step advance(TimePoint now) final {
+    now_ = now;
+    return Step{held_.release(now), End::none};
+  }
+  std::optional<TimePoint> next_due() const final { return held_.next_due(); }
+  Step flush() final { return Step{held_.release(std::nullopt), End::none}; }
+  Counts counts() const final { return counts_; }
+
+ protected:
+  HeldEvents held_;
+  TimePoint now_{};
+  Counts counts_;
+};
+
 }  // namespace faultline::proxy::actions

@@ -38,11 +38,10 @@ std::string object_key(std::string_view event, faults::actions::WatchCoalesce::K
   return text("namespace") + "/" + name;
 }
 
-class WatchCoalesceFilter final : public WatchFilter {
+class WatchCoalesceFilter final : public HoldingWatchFilter {
  public:
   explicit WatchCoalesceFilter(faults::actions::WatchCoalesce action) : action_(action) {}
 
-  bool holds_events() const override { return true; }
   Step on_event(std::string_view event) override {
     const std::string key = object_key(event, action_.by);
     if (!held_.fits(event.size(), key)) return held_bound_reached(faults::actions::WatchCoalesce::type);
@@ -55,19 +54,11 @@ class WatchCoalesceFilter final : public WatchFilter {
     else ++counts_.delayed;
     return {};
   }
-  Step advance(TimePoint now) override {
-    now_ = now;
-    return Step{held_.release(now), End::none};
-  }
-  std::optional<TimePoint> next_due() const override { return held_.next_due(); }
-  Step flush() override { return Step{held_.release(std::nullopt), End::none}; }
-  Counts counts() const override { return counts_; }
 
  private:
   faults::actions::WatchCoalesce action_;
-  HeldEvents held_;
-  TimePoint now_{};
-  Counts counts_;  // delayed: objects' first events held for a window; withheld: events replaced
+  // counts_ (HoldingWatchFilter): delayed, objects' first events held for a window; withheld,
+  // events replaced.
 };
 
 }  // namespace

@@ -6,11 +6,10 @@
 namespace faultline::proxy::actions {
 namespace {
 
-class WatchDelayFilter final : public WatchFilter {
+class WatchDelayFilter final : public HoldingWatchFilter {
  public:
   explicit WatchDelayFilter(faults::actions::WatchDelay action) : action_(action) {}
 
-  bool holds_events() const override { return true; }
   Step on_event(std::string_view event) override {
     if (!held_.fits(event.size())) return held_bound_reached(faults::actions::WatchDelay::type);
     held_.push(event, now_ + action_.duration);
@@ -18,19 +17,9 @@ class WatchDelayFilter final : public WatchFilter {
     acted_ = true;
     return {};
   }
-  Step advance(TimePoint now) override {
-    now_ = now;
-    return Step{held_.release(now), End::none};
-  }
-  std::optional<TimePoint> next_due() const override { return held_.next_due(); }
-  Step flush() override { return Step{held_.release(std::nullopt), End::none}; }
-  Counts counts() const override { return counts_; }
 
  private:
   faults::actions::WatchDelay action_;
-  HeldEvents held_;
-  TimePoint now_{};
-  Counts counts_;
 };
 
 }  // namespace
