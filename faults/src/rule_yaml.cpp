@@ -63,6 +63,11 @@ void check_action_fits_rule(MapReader& rule, const Rule& parsed, bool action_ok)
   if (is_watch_action(parsed.action) && !watch_allowed)
     rule.errors().add(rule.take("match")["verbs"].Mark(), rule.path_of("match.verbs"),
                       type + " acts on watch streams, but verbs does not include watch");
+  bool list_allowed = verbs.empty() || std::find(verbs.begin(), verbs.end(), "list") != verbs.end() ||
+                      std::find(verbs.begin(), verbs.end(), "*") != verbs.end();
+  if (std::holds_alternative<actions::StaleRead>(parsed.action) && !list_allowed)
+    rule.errors().add(rule.take("match")["verbs"].Mark(), rule.path_of("match.verbs"),
+                      "stale-read acts on LIST requests, but verbs does not include list");
 }
 
 std::optional<Rule> parse_rule(const YAML::Node& node, const std::string& path, Errors& errors) {

@@ -49,12 +49,14 @@ TEST(ActionRegistry, WatchActionsApplyOnlyToWatchStreams) {
     EXPECT_EQ(decide_once(scenario_with_action(minimal_action(type)), bind_request()).fires(),
               !on_watch && !lists_only);
     EXPECT_EQ(decide_once(scenario_with_action(minimal_action(type)), pod_watch()).fires(), !lists_only);
-    // ... and a rule that can never see a watch is refused at load.
+    // ... and a rule that can never see a watch (stale-read: a LIST) is refused at load.
     auto errors = load_errors([&] {
       scenario_with_faults("- {name: only, match: {verbs: [create]}, action: " + minimal_action(type) + "}");
     });
     if (on_watch)
       EXPECT_THAT(errors[0], HasSubstr(std::string(type) + " acts on watch streams, but verbs does not include watch"));
+    else if (lists_only)
+      EXPECT_THAT(errors[0], HasSubstr("stale-read acts on LIST requests, but verbs does not include list"));
     else EXPECT_EQ(errors[0], "<loaded without errors>");
   }
 }

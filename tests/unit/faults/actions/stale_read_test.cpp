@@ -154,5 +154,15 @@ TEST(StaleReadAction, ABadResourceVersionIsRefusedWhereItIsWritten) {
       std::vector<std::string>{"unit.yaml:6:43: faults[0].action.at: unknown key (allowed: resourceVersion, type)"});
 }
 
+TEST(StaleReadAction, RejectedWhenVerbsExcludeList) {
+  EXPECT_EQ(load_errors(
+                [] { scenario_with_faults("- {name: s, match: {verbs: [get, watch]}, action: {type: stale-read}}"); }),
+            std::vector<std::string>{"unit.yaml:6:28: faults[0].match.verbs: stale-read acts on LIST requests, but "
+                                     "verbs does not include list"});
+  EXPECT_EQ(
+      load_errors([] { scenario_with_faults("- {name: s, match: {verbs: [list, get]}, action: {type: stale-read}}"); }),
+      std::vector<std::string>{"<loaded without errors>"});
+}
+
 }  // namespace
 }  // namespace faultline::faults
