@@ -6,8 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include "faultline/net/certs.hpp"
 #include "faultline/net/kubeconfig.hpp"
@@ -46,8 +48,9 @@ class H1UpstreamTest : public ProxyTest {
                                  "debug"});
   }
 
-  // nginx in front of the stack's apiserver, with or without http2 (on the port of the one before).
-  std::unique_ptr<NginxProcess> start_front(bool http2) {
+  // nginx in front of the stack's apiserver, with or without http2 (on the port of the one before);
+  // `extra`: more directives for its server block, before the location that passes requests on.
+  std::unique_ptr<NginxProcess> start_front(bool http2, const std::string& extra = {}) {
     const auto apiserver = net::parse_https_url(env->var("FAULTLINE_APISERVER_URL")).endpoint;
     const net::CertifiedKey stack_ca{net::read_file(env->var("FAULTLINE_CA_CERT")),
                                      net::read_file(env->var("FAULTLINE_CA_KEY"))};
@@ -58,7 +61,7 @@ class H1UpstreamTest : public ProxyTest {
     options.cert_pem = serving.cert_pem;
     options.key_pem = serving.key_pem;
     // The apiserver's certificate names "kubernetes" (and 127.0.0.1, which nginx does not check).
-    options.server_block = "    location / {\n      proxy_pass https://" + apiserver.to_string() +
+    options.server_block = extra + "    location / {\n      proxy_pass https://" + apiserver.to_string() +
                            ";\n"
                            "      proxy_http_version 1.1;\n"
                            "      proxy_buffering off;\n"
@@ -144,6 +147,62 @@ TEST_F(H1UpstreamTest, KubectlWhoseStreamIsRefusedGetsItsAnswerOnANewConnection)
   EXPECT_EQ(after.exit_code, 0) << after.output << "\nproxy log:\n" << proxy_->log();
   EXPECT_THAT(after.output, HasSubstr("namespace/" + ns_));
   EXPECT_THAT(proxy_->log(), HasSubstr("stream(s) refused (REFUSED_STREAM), GOAWAY follows"));
+}
+
+// The proxy's own request for the current resourceVersion (a stale-read rule's recording) is
+// bounded: an upstream answering it with more than 1 MiB, or too slowly to finish within 10 s,
+// fails the recording with an error naming the step, and the rule's requests go on as they are.
+TEST_F(H1UpstreamTest, StaleReadRecordingFromAHostileUpstreamIsBoundedAndTheListsGoOn) {
+  struct Case {
+    std::string name;
+    std::string body;
+    std::string rate;  // nginx limit_rate: bytes per second of the answer, "0" for no limit
+    std::string failure;
+  };
+  const std::string pad(2 << 20, 'x');
+  const std::vector<Case> cases{
+      {"big", R"({"kind":"NamespaceList","metadata":{"resourceVersion":"5"},"pad":")" + pad + "\"}", "0",
+       "reading the answer: body limit exceeded"},
+      {"slow", R"({"kind":"NamespaceList","metadata":{"resourceVersion":"5"},"items":[]})" + std::string(40, ' '), "1",
+       "reading the answer: "},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const fs::path answer = env->dir() / ("probe-answer-" + c.name + ".json");
+    std::ofstream(answer) << c.body;
+    // Only the proxy's own request (its User-Agent) gets the hostile answer.
+    const std::string extra =
+        "    if ($http_user_agent ~ \"stale-read\") { rewrite ^ /probe-answer last; }\n"
+        "    location = /probe-answer {\n      internal;\n      default_type application/json;\n"
+        "      limit_rate " +
+        c.rate + ";\n      alias " + answer.string() + ";\n    }\n";
+    proxy_->stop();
+    nginx_->stop();
+    nginx_ = start_front(/*http2=*/false, extra);
+    proxy_ = start_proxy();
+    const std::string rule = "probe-" + c.name;
+    const std::string yaml = "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: " + rule +
+                             "}\nseed: 7\nfaults:\n  - {name: " + rule +
+                             ", match: {verbs: [list], resources: [configmaps], " + match_ns() +
+                             "}, action: {type: stale-read}}\n";
+    ASSERT_EQ(admin_at(proxy_->admin(), "PUT", "/v1/scenario", yaml).code, 200);
+    ASSERT_EQ(admin_at(proxy_->admin(), "POST", "/v1/arm").code, 200);
+    // The first request after arming waits for the recording (at most 10 s), then goes on; the
+    // slow answer alone would take 80 s.
+    const std::string curl_list = "curl -sS --max-time 60 --http1.1 --cacert " +
+                                  shell_quote(env->var("FAULTLINE_CA_CERT")) + " -w ' %{http_code} %{time_total}' " +
+                                  shell_quote("https://" + proxy_->listen() + cm_path());
+    CommandResult first = run_command(curl_list);
+    EXPECT_THAT(first.output, HasSubstr("ConfigMapList")) << first.output << "\n" << proxy_->log();
+    double seconds = std::stod(first.output.substr(first.output.rfind(' ') + 1));
+    EXPECT_LT(seconds, 30) << "the recording was not cut at its 10 s bound";
+    CommandResult second = run_command(curl_list);
+    EXPECT_THAT(second.output, HasSubstr(" 200 ")) << second.output;
+    EXPECT_THAT(proxy_->log(), HasSubstr("could not learn the current resourceVersion upstream (" + c.failure));
+    const std::string metrics = admin_at(proxy_->admin(), "GET", "/metrics").body;
+    EXPECT_THAT(metrics, HasSubstr("faultline_stale_reads_total{rule=\"" + rule + "\",outcome=\"unrecorded\"} 1"))
+        << metrics;
+  }
 }
 
 }  // namespace
