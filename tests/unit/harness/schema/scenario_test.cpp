@@ -256,5 +256,36 @@ checks:
   EXPECT_EQ(s->workload->phases.size(), 2u);
 }
 
+// yunikorn-3355-exact: K binds held once and reset together (K in both places); the restart and
+// the relist are triggered by the bind of the one pod created after the burst settled, never by a
+// count of the burst's binds (which 429 retries inflate), and the restart by a component fault,
+// which counts the bind once it was answered.
+TEST(ShippedScenario, Yunikorn3355ExactHoldsKBindsOnceThenRelistsAfterTheBurst) {
+  auto s = load_scenario_file(std::string(FAULTLINE_SOURCE_DIR) + "/harness/scenarios/yunikorn-3355-exact.yaml");
+  ASSERT_EQ(s->faults.size(), 2u);
+  const auto& hold = std::get<actions::Hold>(s->faults[0].action);
+  EXPECT_EQ(hold.then, actions::Hold::Then::reset);
+  ASSERT_TRUE(hold.count && s->faults[0].when.limit);
+  EXPECT_EQ(*hold.count, *s->faults[0].when.limit);
+  ASSERT_TRUE(s->workload && s->workload->phases.size() == 2u);
+  const auto& relist = s->workload->phases[1];
+  EXPECT_EQ(relist.start.kind, PhaseStart::Kind::settled);
+  EXPECT_EQ(relist.pods, 1u);
+  const auto bind_of = [](const std::string& pod) {
+    return make_request("POST", "/api/v1/namespaces/faultline/pods/" + pod + "/binding");
+  };
+  ASSERT_EQ(s->component_faults.size(), 1u);
+  const auto& restart = s->component_faults[0];
+  EXPECT_EQ(restart.action, ComponentAction::restart);
+  EXPECT_EQ(restart.target, Component::kube_apiserver);
+  ASSERT_TRUE(restart.trigger && s->faults[1].when.trigger);
+  for (const auto* trigger : {&*restart.trigger, &*s->faults[1].when.trigger}) {
+    EXPECT_EQ(trigger->after_matches, 1u);
+    EXPECT_TRUE(trigger->of.matches(bind_of(relist.name + "-00001")));
+    EXPECT_FALSE(trigger->of.matches(bind_of(s->workload->phases[0].name + "-00301")));
+  }
+  EXPECT_EQ(action_type(s->faults[1].action), "watch-gone");
+}
+
 }  // namespace
 }  // namespace faultline::harness::schema
