@@ -1,0 +1,494 @@
+// faultline explore's plans from a reference run's audit (harness/src/explore_plan.cpp), on small
+// traces in tests/data/harness/explore/: JSON lines as the proxy's audit log writes them.
+//   scheduler-small.jsonl         hand-made, kube-scheduler's user agents: binds, a lease, events,
+//                                 a delete whose pod comes back, failed writes, watches
+//   kcm-daemonset-control.jsonl   a real audit log of kube-controller-manager (daemonset-control)
+//   kcm-daemonset-stale.jsonl     a real one of daemonset-stale-duplicates (watches, 409s, cuts)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "faultline/audit/record.hpp"
+#include "faultline/faults/engine.hpp"
+#include "faultline/faults/request.hpp"
+#include "faultline/harness/explore_plan.hpp"
+#include "faultline/harness/schema/scenario.hpp"
+#include "files.hpp"
+
+namespace faultline::harness::explore {
+namespace {
+
+namespace fs = std::filesystem;
+using faultline::testing::slurp;
+
+const fs::path kData = fs::path(FAULTLINE_TEST_DATA_DIR) / "harness" / "explore";
+const fs::path kScenarios = fs::path(FAULTLINE_SOURCE_DIR) / "harness" / "scenarios";
+
+std::vector<audit::Record> trace(const std::string& name) {
+  auto decoded = audit::decode_lines(slurp(kData / name));
+  EXPECT_EQ(decoded.malformed, 0u) << decoded.first_error;
+  return decoded.records;
+}
+
+std::string scenario(const std::string& name) { return slurp(kScenarios / name); }
+
+std::vector<std::string> ids_of(const std::vector<Plan>& plans) {
+  std::vector<std::string> out;
+  for (const auto& p : plans) out.push_back(p.id);
+  return out;
+}
+
+const Plan& plan_named(const Plans& plans, const std::string& id) {
+  for (const auto& p : plans.plans)
+    if (p.id == id) return p;
+  throw std::runtime_error("no plan " + id);
+}
+
+const GenerationRule& rule_named(const Plans& plans, const std::string& name) {
+  for (const auto& r : plans.rules)
+    if (r.name == name) return r;
+  throw std::runtime_error("no rule " + name);
+}
+
+std::vector<std::string> write_ids(const std::string& key, const std::string& occurrence, bool meta) {
+  std::vector<std::string> out;
+  for (const char* v : {"500", "503", "429", "409", "drop-response", "cut"})
+    out.push_back(std::string("write-") + v + "-" + key + "-" + occurrence);
+  if (meta) {
+    out.push_back("kill-after-" + key + "-" + occurrence);
+    out.push_back("pause-after-" + key + "-" + occurrence);
+  }
+  return out;
+}
+
+std::vector<std::string> expected_small_ids() {
+  std::vector<std::string> ids;
+  auto add = [&](std::vector<std::string> more) { ids.insert(ids.end(), more.begin(), more.end()); };
+  add(write_ids("create-pods-binding", "first", true));
+  add(write_ids("create-pods-binding", "densest", true));
+  add(write_ids("create-pods-binding", "last", true));
+  add(write_ids("create-events-events-k8s-io", "first", false));
+  add(write_ids("update-leases-coordination-k8s-io", "first", true));
+  add(write_ids("update-leases-coordination-k8s-io", "last", true));
+  add(write_ids("delete-pods", "first", false));
+  for (const char* moment : {"densest", "first", "middle"})
+    for (const char* mode : {"reset", "blackhole"}) {
+      ids.push_back(std::string("outage-") + mode + "-" + moment);
+      ids.push_back(std::string("outage-relist-") + mode + "-" + moment);
+    }
+  for (const char* resource : {"nodes", "pods"})
+    for (const char* kind : {"watch-reset", "watch-gone", "watch-drop", "watch-delay"})
+      ids.push_back(std::string(kind) + "-" + resource);
+  ids.push_back("stale-read-pods");
+  return ids;
+}
+
+Plans small() { return generate_plans(scenario("kube-scheduler-3355-outage.yaml"), trace("scheduler-small.jsonl")); }
+
+TEST(ExplorePlan, IdsAndKindsOfASmallTrace) {
+  const Plans plans = small();
+  EXPECT_EQ(ids_of(plans.plans), expected_small_ids());
+  std::map<std::string, int> kinds;
+  for (const auto& p : plans.plans) ++kinds[p.kind];
+  EXPECT_EQ(kinds, (std::map<std::string, int>{{"write-fail", 28},
+                                               {"write-drop-response", 7},
+                                               {"write-cut", 7},
+                                               {"kill", 5},
+                                               {"pause", 5},
+                                               {"outage", 6},
+                                               {"outage-relist", 6},
+                                               {"watch-reset", 2},
+                                               {"watch-gone", 2},
+                                               {"watch-drop", 2},
+                                               {"watch-delay", 2},
+                                               {"stale-read", 1}}));
+  const Plan& p = plan_named(plans, "write-503-create-pods-binding-densest");
+  EXPECT_EQ(p.kind, "write-fail");
+  EXPECT_EQ(p.source, "Rainmaker");
+  EXPECT_EQ(p.faults, std::vector<std::string>{"write-503"});
+  EXPECT_EQ(p.site,
+            "create pods/binding by kube-scheduler/* (linux/amd64) kubernetes/$Format/scheduler "
+            "(occurrence 3 of 7, densest burst, 4 in one second)");
+  EXPECT_EQ(plan_named(plans, "kill-after-create-pods-binding-last").source, "CrashTuner");
+  EXPECT_EQ(plan_named(plans, "watch-drop-pods").source, "Sieve");
+  EXPECT_EQ(plan_named(plans, "stale-read-pods").source, "Sieve");
+  EXPECT_EQ(plan_named(plans, "outage-relist-reset-first").source, "outage");
+  EXPECT_EQ(plan_named(plans, "outage-relist-reset-first").faults,
+            (std::vector<std::string>{"outage", "relist-configmaps", "relist-csinodes-storage-k8s-io", "relist-nodes",
+                                      "relist-persistentvolumes", "relist-pods"}));
+}
+
+TEST(ExplorePlan, PruningIsCounted) {
+  const Plans plans = small();
+  // The harness's own create is not the system's.
+  EXPECT_EQ(rule_named(plans, "audit-records").produced, 20u);
+  EXPECT_EQ(rule_named(plans, "audit-records").removed, 1u);
+  // A 409 bind, a 500 and a cut status update: not effective.
+  EXPECT_EQ(rule_named(plans, "effective-writes").produced, 10u);
+  EXPECT_EQ(rule_named(plans, "effective-writes").removed, 3u);
+  EXPECT_NE(rule_named(plans, "effective-writes").why_removed.find("1 x cut, 1 x 409, 1 x 500"), std::string::npos)
+      << rule_named(plans, "effective-writes").why_removed;
+  // update pods/status never succeeded: not reached.
+  EXPECT_EQ(rule_named(plans, "write-sites").produced, 4u);
+  EXPECT_EQ(rule_named(plans, "write-sites").removed, 1u);
+  // csinodes answered 500 only; persistentvolumes relayed a bookmark only; configmaps' watch opened
+  // after the last write.
+  for (const char* kind : {"watch-reset", "watch-gone", "watch-drop", "watch-delay"}) {
+    EXPECT_EQ(rule_named(plans, kind).produced, 2u) << kind;
+    EXPECT_EQ(rule_named(plans, kind).removed, 3u) << kind;
+    EXPECT_NE(rule_named(plans, kind).why_removed.find("1 watched resources never answered 200"), std::string::npos);
+    EXPECT_NE(rule_named(plans, kind).why_removed.find("1 watched resources whose watches relayed no event"),
+              std::string::npos);
+    EXPECT_NE(rule_named(plans, kind).why_removed.find("1 watched resources with no write"), std::string::npos);
+  }
+  EXPECT_EQ(rule_named(plans, "write-fail").produced, 28u);
+  EXPECT_EQ(rule_named(plans, "write-fail").removed, 0u);
+  EXPECT_EQ(rule_named(plans, "bound").produced, 73u);
+  EXPECT_EQ(rule_named(plans, "bound").removed, 0u);
+  EXPECT_EQ(rule_named(plans, "invalid").removed, 0u);
+  const std::string tsv = generation_tsv(plans.rules);
+  EXPECT_EQ(tsv.substr(0, tsv.find('\n')), "rule\tproduced\tremoved\twhy");
+  EXPECT_NE(tsv.find("\nwrite-sites\t4\t1\tnot reached"), std::string::npos) << tsv;
+}
+
+// Every plan of every trace loads with the harness's scenario loader, and carries no
+// checks.expect (a plan run expects no violation).
+TEST(ExplorePlan, EveryPlanLoads) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"kube-scheduler-3355-outage.yaml", "scheduler-small.jsonl"},
+      {"daemonset-control.yaml", "kcm-daemonset-control.jsonl"},
+      {"daemonset-stale-duplicates.yaml", "kcm-daemonset-stale.jsonl"},
+      {"yunikorn-3355-outage.yaml", "scheduler-small.jsonl"},
+  };
+  for (const auto& [file, audit] : cases) {
+    const Plans plans = generate_plans(scenario(file), trace(audit));
+    EXPECT_FALSE(plans.plans.empty()) << file;
+    EXPECT_EQ(rule_named(plans, "invalid").removed, 0u) << rule_named(plans, "invalid").why_removed;
+    std::set<std::string> ids;
+    for (const auto& p : plans.plans) {
+      SCOPED_TRACE(file + " " + p.id);
+      EXPECT_TRUE(ids.insert(p.id).second) << "duplicate id";
+      EXPECT_FALSE(p.id.empty());
+      EXPECT_LE(p.id.size(), max_plan_id_bytes + 4);
+      EXPECT_EQ(p.id.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-"), std::string::npos);
+      std::shared_ptr<const schema::Scenario> s;
+      ASSERT_NO_THROW(s = schema::load_scenario_text(p.scenario_yaml, p.id)) << p.scenario_yaml;
+      EXPECT_TRUE(s->checks.expect.empty());
+      std::vector<std::string> names;
+      for (const auto& r : s->faults) names.push_back(r.name);
+      for (const auto& c : s->component_faults) names.push_back(c.name);
+      EXPECT_EQ(names, p.faults);
+      EXPECT_FALSE(p.faults.empty());
+    }
+  }
+}
+
+TEST(ExplorePlan, RealKubeControllerManagerTrace) {
+  const Plans plans = generate_plans(scenario("daemonset-stale-duplicates.yaml"), trace("kcm-daemonset-stale.jsonl"));
+  const auto ids = ids_of(plans.plans);
+  auto has = [&](const std::string& id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  // The DaemonSet controller's status update is meta-information: CrashTuner plans follow it.
+  EXPECT_TRUE(has("write-503-update-daemonsets-apps-status-first"));
+  EXPECT_TRUE(has("kill-after-update-daemonsets-apps-status-first"));
+  EXPECT_TRUE(has("write-cut-create-pods-densest"));
+  // Pods are watched by the shared informers before the controller's writes.
+  EXPECT_TRUE(has("watch-gone-pods"));
+  const Plan& kill = plan_named(plans, "kill-after-update-daemonsets-apps-status-first");
+  EXPECT_NE(kill.scenario_yaml.find("componentFaults:\n  - name: kill-system\n    target: scheduler\n    action: kill\n"
+                                    "    downFor: 10s\n    when: {afterMatches: 1, of: {verbs: [update], resources: "
+                                    "[\"daemonsets.apps/status\"], userAgents: [\"kube-controller-manager/* "
+                                    "(linux/amd64) kubernetes/$Format/daemon-set-controller\"]}}\n"),
+            std::string::npos)
+      << kill.scenario_yaml;
+}
+
+// The scenario's rule faults exactly the occurrence the plan names: the proxy's engine, fed the
+// reference run's requests in the order the proxy saw them, fires on that request and no other.
+TEST(ExplorePlan, WriteRulesFaultTheNamedOccurrence) {
+  const Plans plans = small();
+  const auto records = trace("scheduler-small.jsonl");
+  std::vector<audit::Record> ordered = records;
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& x, const auto& y) { return x.ts < y.ts; });
+  auto fired_on = [&](const std::string& id) {
+    auto scenario = schema::load_scenario_text(plan_named(plans, id).scenario_yaml, id);
+    faults::Engine engine(scenario);
+    const faults::Clock::time_point t0{};
+    engine.arm(t0);
+    std::vector<std::string> fired;
+    for (const auto& r : ordered) {
+      const auto at = t0 + (r.ts - ordered.front().ts);
+      const auto plan = engine.decide(faults::make_request(r.method, r.path, {{"User-Agent", r.user_agent}}), at);
+      if (plan.fires()) fired.push_back(r.verb + " " + r.resource + "/" + r.subresource + " " + r.name);
+    }
+    return fired;
+  };
+  EXPECT_EQ(fired_on("write-500-create-pods-binding-first"), std::vector<std::string>{"create pods/binding p1"});
+  EXPECT_EQ(fired_on("write-500-create-pods-binding-densest"), std::vector<std::string>{"create pods/binding p3"});
+  EXPECT_EQ(fired_on("write-cut-create-pods-binding-last"), std::vector<std::string>{"create pods/binding p9"});
+  EXPECT_EQ(fired_on("write-409-update-leases-coordination-k8s-io-last"),
+            std::vector<std::string>{"update leases.coordination.k8s.io/ kube-scheduler"});
+  EXPECT_EQ(fired_on("watch-gone-pods"), std::vector<std::string>{"watch pods/ "});
+  // The outage after the 3rd write: the 4th (the 409 bind) is the first request it takes.
+  EXPECT_EQ(fired_on("outage-reset-densest").front(), "create pods/binding px");
+  const Plan& densest = plan_named(plans, "write-500-create-pods-binding-densest");
+  EXPECT_NE(densest.scenario_yaml.find("when: {afterMatches: 2, of: {verbs: [create], resources: [\"pods/binding\"]"),
+            std::string::npos)
+      << densest.scenario_yaml;
+  // The first occurrence has no trigger: afterMatches must be at least 1.
+  const Plan& first = plan_named(plans, "write-500-create-pods-binding-first");
+  EXPECT_NE(first.scenario_yaml.find("    when: {limit: 1}\n"), std::string::npos) << first.scenario_yaml;
+  std::string zero = first.scenario_yaml;
+  zero.replace(zero.find("when: {limit: 1}"), 16, "when: {afterMatches: 0, limit: 1}");
+  EXPECT_THROW(schema::load_scenario_text(zero, "zero"), std::exception);
+}
+
+TEST(ExplorePlan, ShardsMakeTheWhole) {
+  const Plans plans = small();
+  const auto one = shard_of(plans.plans, 1, 2), two = shard_of(plans.plans, 2, 2);
+  EXPECT_EQ(one.size() + two.size(), plans.plans.size());
+  std::vector<std::string> merged = ids_of(one), all = ids_of(plans.plans);
+  for (const auto& id : ids_of(two)) merged.push_back(id);
+  std::sort(merged.begin(), merged.end());
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(merged, all);
+  EXPECT_EQ(one.front(), plans.plans[0]);
+  EXPECT_EQ(two.front(), plans.plans[1]);
+  EXPECT_EQ(shard_of(plans.plans, 1, 1), plans.plans);
+  EXPECT_EQ(shard_of(plans.plans, 3, 3).front(), plans.plans[2]);
+  EXPECT_THROW(shard_of(plans.plans, 0, 2), std::invalid_argument);
+  EXPECT_THROW(shard_of(plans.plans, 3, 2), std::invalid_argument);
+  EXPECT_THROW(shard_of(plans.plans, 1, 0), std::invalid_argument);
+  try {
+    shard_of(plans.plans, 3, 2);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "shard index 3 is outside 1..2 (--shard I/N: I is 1-based)");
+  }
+}
+
+TEST(ExplorePlan, Deterministic) {
+  const Plans a = small(), b = small();
+  EXPECT_EQ(a.plans, b.plans);
+  EXPECT_EQ(a.rules, b.rules);
+  // The log's order (completion) does not matter: the proxy counts in arrival order.
+  auto records = trace("scheduler-small.jsonl");
+  std::reverse(records.begin(), records.end());
+  const Plans c = generate_plans(scenario("kube-scheduler-3355-outage.yaml"), records);
+  EXPECT_EQ(ids_of(c.plans), ids_of(a.plans));
+}
+
+TEST(ExplorePlan, ArmedLeavesEarlierRecordsOut) {
+  GenerateOptions options;
+  const auto records = trace("scheduler-small.jsonl");
+  options.armed = records.front().ts + std::chrono::milliseconds(1000);  // after the first bind (1.0 s)
+  const Plans plans = generate_plans(scenario("kube-scheduler-3355-outage.yaml"), records, options);
+  EXPECT_EQ(rule_named(plans, "audit-records").removed, 7u);  // before arming, the harness's create among them
+  // The watches opened before arming cannot be faulted by a rule any more.
+  for (const auto& p : plans.plans) EXPECT_NE(p.kind, "watch-gone") << p.id;
+  // Times count from arming: p2, the first write after it, came with it.
+  EXPECT_NE(plan_named(plans, "outage-reset-first").site.find("after write 1 of 12 (0.0 s after arming)"),
+            std::string::npos)
+      << plan_named(plans, "outage-reset-first").site;
+  // p2 is now the first bind the proxy counts.
+  EXPECT_NE(plan_named(plans, "write-500-create-pods-binding-densest").site.find("occurrence 2 of 6"),
+            std::string::npos)
+      << plan_named(plans, "write-500-create-pods-binding-densest").site;
+}
+
+// Thousands of sites: at most max_plans plans, the rest counted, the first occurrence of every
+// site kept before any later one.
+TEST(ExplorePlan, BoundedToAThousandPlans) {
+  std::vector<audit::Record> records;
+  audit::Record r;
+  r.user_agent = "operator/v1 (linux/amd64) kubernetes/abc/controller";
+  r.method = "POST";
+  r.verb = "create";
+  r.status = 201;
+  r.upstream_status = 201;
+  r.proto = "h2";
+  const auto t0 = std::chrono::system_clock::time_point{} + std::chrono::hours(24 * 365 * 50);
+  for (int i = 0; i < 3000; ++i)
+    for (int k = 0; k < 2; ++k) {
+      r.seq = records.size() + 1;
+      r.ts = t0 + std::chrono::milliseconds(i * 10 + k * 5000);
+      r.resource = "kind" + std::to_string(i) + "s.example.com";
+      r.path = "/apis/example.com/v1/namespaces/faultline/kind" + std::to_string(i) + "s";
+      r.namespace_ = "faultline";
+      records.push_back(r);
+    }
+  const Plans plans = generate_plans(scenario("kube-scheduler-3355-outage.yaml"), records);
+  EXPECT_EQ(plans.plans.size(), max_plans);
+  const auto& bound = rule_named(plans, "bound");
+  EXPECT_EQ(bound.produced, max_plans);
+  // 2 occurrences (first, last) x 6 per site, 6 outages (3 moments x 2 modes, nothing watched)
+  EXPECT_EQ(bound.removed, 3000u * 2 * 6 + 6 - max_plans);
+  EXPECT_NE(rule_named(plans, "write-fail").why_removed.find("beyond the bound of 1000 plans"), std::string::npos);
+  for (const auto& p : plans.plans) EXPECT_EQ(p.id.find("-last"), std::string::npos) << p.id;
+  std::set<std::string> ids;
+  for (const auto& p : plans.plans) EXPECT_TRUE(ids.insert(p.id).second);
+  EXPECT_EQ(plans.plans.front().id, "write-500-create-kind0s-example-com-first");
+}
+
+audit::Record write_record(std::uint64_t seq, const std::string& agent, const std::string& path) {
+  audit::Record r;
+  r.seq = seq;
+  r.ts = std::chrono::system_clock::time_point{} + std::chrono::hours(24 * 365 * 50) + std::chrono::seconds(seq);
+  r.user_agent = agent;
+  r.proto = "h1";
+  r.method = "POST";
+  r.path = path;
+  r.verb = "create";
+  r.status = 201;
+  r.upstream_status = 201;
+  return r;
+}
+
+// Two controllers writing the same resource: their ids name them. Two resources whose names make
+// the same id: the second gets "-2".
+TEST(ExplorePlan, IdsNameTheAgentWhenSeveralWriteAndStayUnique) {
+  const std::vector<audit::Record> records = {
+      write_record(1, "op/v1 (linux/amd64) kubernetes/abc/a-controller", "/api/v1/namespaces/x/configmaps"),
+      write_record(2, "op/v1 (linux/amd64) kubernetes/abc/b-controller", "/api/v1/namespaces/x/configmaps"),
+      write_record(3, "op/v1 (linux/amd64) kubernetes/abc/a-controller", "/apis/example.com/v1/namespaces/x/foo"),
+      write_record(4, "op/v1 (linux/amd64) kubernetes/abc/a-controller", "/apis/com/v1/namespaces/x/foo-example"),
+  };
+  const Plans plans = generate_plans(scenario("kube-scheduler-3355-outage.yaml"), records);
+  const auto ids = ids_of(plans.plans);
+  auto has = [&](const std::string& id) { return std::find(ids.begin(), ids.end(), id) != ids.end(); };
+  EXPECT_TRUE(has("write-500-create-configmaps-a-controller-first"));
+  EXPECT_TRUE(has("write-500-create-configmaps-b-controller-first"));
+  EXPECT_TRUE(has("write-500-create-foo-example-com-first"));
+  EXPECT_TRUE(has("write-500-create-foo-example-com-first-2"));
+  EXPECT_EQ(plan_named(plans, "write-500-create-foo-example-com-first-2").site.substr(0, 26),
+            "create foo-example.com by ");
+  EXPECT_EQ(rule_named(plans, "invalid").removed, 0u);
+}
+
+// A glob made of one agent ("op/*") that also matches another agent's requests: the site counts
+// them as the proxy will, and the outages count each write once.
+TEST(ExplorePlan, OverlappingAgentGlobsCountEachWriteOnce) {
+  std::vector<audit::Record> records = {
+      write_record(1, "op/v1", "/api/v1/namespaces/x/configmaps"),
+      write_record(2, "op/v1 informers/x", "/api/v1/namespaces/x/configmaps"),
+  };
+  records[1].ts -= std::chrono::milliseconds(500);
+  const Plans plans = generate_plans(scenario("kube-scheduler-3355-outage.yaml"), records);
+  EXPECT_EQ(rule_named(plans, "effective-writes").produced, 2u);
+  EXPECT_EQ(plan_named(plans, "write-500-create-configmaps-op-densest").site,
+            "create configmaps by op/* (occurrence 2 of 2, densest burst, 2 in one second)");
+  EXPECT_EQ(plan_named(plans, "outage-reset-densest").site,
+            "apiserver reset outage of 10s in the densest second of writes (2): after write 2 of 2 (0.5 s after the "
+            "first request)");
+}
+
+// A system watching more resources than one scenario should hold watch-gone rules for: one rule
+// for every watch, as many times as there are resources.
+TEST(ExplorePlan, ManyWatchedResourcesMakeOneRelistRule) {
+  std::vector<audit::Record> records;
+  for (int i = 0; i < 70; ++i) {
+    audit::Record w =
+        write_record(records.size() + 1, "op/v1", "/apis/example.com/v1/kind" + std::to_string(i) + "s?watch=true");
+    w.method = "GET";
+    w.verb = "watch";
+    w.watch = true;
+    w.status = 200;
+    w.upstream_status = 200;
+    w.bytes_out = 4096;
+    records.push_back(w);
+  }
+  records.push_back(write_record(records.size() + 1, "op/v1", "/api/v1/namespaces/x/configmaps"));
+  const Plans plans = generate_plans(scenario("kube-scheduler-3355-outage.yaml"), records);
+  const Plan& p = plan_named(plans, "outage-relist-reset-densest");  // one write: densest = first = middle
+  EXPECT_EQ(p.faults, (std::vector<std::string>{"outage", "relist"}));
+  EXPECT_NE(p.scenario_yaml.find("  - name: relist\n    match: {verbs: [watch], userAgents: [\"op/*\"]}\n    when: "
+                                 "{afterMatches: 1, of: {verbs: [create, update, patch, delete], userAgents: "
+                                 "[\"op/*\"]}, for: 2m, limit: 70}\n"),
+            std::string::npos)
+      << p.scenario_yaml;
+  EXPECT_EQ(rule_named(plans, "watch-gone").produced, 70u);
+  EXPECT_EQ(rule_named(plans, "invalid").removed, 0u);
+}
+
+// Whatever a client sends is classified as the proxy does; a resource with a dot in a core path
+// (which no apiserver serves) still makes loadable plans.
+TEST(ExplorePlan, OddRequestsStillMakeLoadablePlans) {
+  const std::vector<audit::Record> records = {
+      write_record(1, "odd/1 \"quoted\" {x: [y]} #c", "/api/v1/namespaces/x/foo.bar"),
+      write_record(2, "no-slash*?", "/api/v1/namespaces/x/configmaps"),
+  };
+  const Plans plans = generate_plans(scenario("kube-scheduler-3355-outage.yaml"), records);
+  // foo.bar reads as resource foo of group bar in a rule: no rule can select that request.
+  EXPECT_EQ(rule_named(plans, "write-sites").produced, 1u);
+  EXPECT_EQ(rule_named(plans, "write-sites").removed, 1u);
+  EXPECT_EQ(rule_named(plans, "invalid").removed, 0u) << rule_named(plans, "invalid").why_removed;
+  EXPECT_EQ(plan_named(plans, "write-500-create-configmaps-first").site,
+            "create configmaps by no-slash?? (occurrence 1 of 1, first)");
+}
+
+TEST(ExplorePlan, ABadReferenceScenarioIsAnError) {
+  std::string text = scenario("kube-scheduler-3355-outage.yaml");
+  text.replace(text.find("seed: 3355"), 10, "seed: -1");
+  try {
+    generate_plans(text, trace("scheduler-small.jsonl"));
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("the reference scenario does not load: reference scenario:", 0), 0u)
+        << e.what();
+  }
+}
+
+TEST(ExplorePlan, EmptyAuditGivesNoPlans) {
+  const Plans plans = generate_plans(scenario("kube-scheduler-3355-outage.yaml"), {});
+  EXPECT_TRUE(plans.plans.empty());
+  EXPECT_EQ(rule_named(plans, "bound").produced, 0u);
+  EXPECT_EQ(rule_named(plans, "write-sites").produced, 0u);
+}
+
+TEST(ExplorePlan, ReferenceScenarioDropsFaultsAndExpect) {
+  const std::string text = scenario("yunikorn-3355-outage.yaml");
+  const std::string ref = reference_scenario(text);
+  auto s = schema::load_scenario_text(ref, "ref");
+  EXPECT_TRUE(s->faults.empty());
+  EXPECT_TRUE(s->component_faults.empty());
+  EXPECT_TRUE(s->checks.expect.empty());
+  auto original = schema::load_scenario_text(text, "orig");
+  EXPECT_EQ(s->checks.invariants, original->checks.invariants);
+  EXPECT_EQ(s->workload->phases.size(), 2u);
+  EXPECT_EQ(s->workload->nodes.capacity.at("cpu"), "32");
+  // Comments stay, the removed sections' own comments go.
+  EXPECT_NE(ref.find("# YUNIKORN-3355: an apiserver outage"), std::string::npos);
+  EXPECT_NE(ref.find("    # After the burst settled"), std::string::npos);
+  EXPECT_EQ(ref.find("A trigger, not a wall-clock guess"), std::string::npos);
+  EXPECT_EQ(ref.find("expect:"), std::string::npos);
+  EXPECT_NE(ref.find("  invariants: [pods-bound, queue-accounting"), std::string::npos);
+  EXPECT_EQ(reference_scenario(ref), ref);
+
+  // componentFaults, and an expect list over several lines.
+  const std::string kill = scenario("yunikorn-3355-apiserver-kill.yaml");
+  const auto kref = schema::load_scenario_text(reference_scenario(kill), "kill");
+  EXPECT_TRUE(kref->component_faults.empty());
+  EXPECT_TRUE(kref->faults.empty());
+  const std::string block =
+      "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: x}\nchecks:\n  expect:\n    - pods-bound\n"
+      "  # settle\n  settle: 30s\n  invariants: [pods-bound]\n# tail\nfaults:\n  - name: a\n    action: {type: "
+      "reset}\n";
+  EXPECT_EQ(reference_scenario(block),
+            "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: x}\nchecks:\n"
+            "  # settle\n  settle: 30s\n  invariants: [pods-bound]\n# tail\n");
+  // A flow-style checks mapping: written out again, still loadable.
+  const std::string flow =
+      "apiVersion: faultline/v1\nkind: Scenario\nmetadata: {name: x}\nchecks: {settle: 30s, invariants: [pods-bound], "
+      "expect: [pods-bound]}\n";
+  const auto fref = schema::load_scenario_text(reference_scenario(flow), "flow");
+  EXPECT_TRUE(fref->checks.expect.empty());
+  EXPECT_EQ(fref->checks.settle, std::chrono::seconds(30));
+  EXPECT_THROW(reference_scenario("- a list\n"), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace faultline::harness::explore
