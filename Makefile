@@ -96,7 +96,7 @@ TSAN_TARGETS   := faults_unit_tests harness_schema_unit_tests proxy_net_unit pro
                   proxy_app_test relay_integration_test faultline-proxy
 
 .PHONY: deps build bins harness-bin check sanitize sanitize-build e2e e2e-build tsan tsan-build fuzz fuzz-ci fuzz-build fuzz-replay components test test-chaos chaos \
-        repro-3355 soak bench stack-up stack-down stack-status format lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
+        repro-3355 soak explore bench stack-up stack-down stack-status format lint clean $(addprefix fuzz-run-,$(FUZZ_TARGETS))
 
 deps:
 	@scripts/install-deps --check >/dev/null || scripts/install-deps
@@ -261,6 +261,15 @@ else
 	  $(if $(NODES),--nodes $(NODES)) $(if $(PODS),--pods $(PODS)) $(if $(RATE),--rate $(RATE)) $(if $(SEED),--seed $(SEED)) \
 	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(SETTLE),--settle $(SETTLE)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 endif
+
+# make explore SCENARIO=... [SYSTEM=...] [BUDGET=2h] [SHARD=1/2] [OUT=DIR]: fault plans derived from
+# a reference run, run, re-run, minimized and reported (docs/explore.md); the same command resumes.
+BUDGET ?= 2h
+SHARD  ?= 1/1
+REPEATS ?= 3
+explore: bins components
+	scripts/explore --scenario $(SCENARIO) --system $(SYSTEM) --budget $(BUDGET) --shard $(SHARD) \
+	  --repeats $(REPEATS) $(if $(OUT),--out $(OUT)) $(if $(MAX_PLANS),--max-plans $(MAX_PLANS))
 
 # faultline-proxy side by side with HAProxy, nginx and no proxy, HTTP/1.1 (wrk) and HTTP/2
 # (h2load), a pod GET and a pod list: rps, p99 and ratios to HAProxy (tests/bench/proxy/bench-peers).

@@ -17,6 +17,7 @@
 #include "faultline/faults/file.hpp"
 #include "faultline/faults/printable.hpp"
 #include "faultline/harness/async.hpp"
+#include "faultline/harness/explore_driver.hpp"
 #include "faultline/harness/run.hpp"
 #include "faultline/harness/scenario_seed.hpp"
 #include "faultline/harness/schema/matrix.hpp"
@@ -391,7 +392,64 @@ int main(int argc, char** argv) {
   std::string matrix_dir;
   matrix_report_cmd->add_option("dir", matrix_dir, "the sweep directory")->required();
 
+  namespace fe = faultline::harness::explore;
+  auto* explore = app.add_subcommand(
+      "explore",
+      "derive fault plans from a reference run, minimize and report them (scripts/explore, docs/explore.md)");
+  explore->require_subcommand(1);
+  std::string explore_scenario, explore_out, explore_system = "yunikorn";
+  auto* explore_reference_cmd = explore->add_subcommand(
+      "reference", "write DIR/reference/scenario.yaml (the scenario without its faults) and its one-cell plan");
+  explore_reference_cmd->add_option("scenario", explore_scenario, "the scenario to explore")->required();
+  explore_reference_cmd->add_option("--out", explore_out, "the exploration directory")->required();
+  explore_reference_cmd->add_option("--system", explore_system, "the system under test's name (default yunikorn)");
+  fe::PlanCommand plan_command;
+  std::string shard = "1/1";
+  auto* explore_plan_cmd = explore->add_subcommand(
+      "plan", "derive the fault plans from a reference run's audit log: DIR/plan.json, cells/<id>/scenario.yaml");
+  explore_plan_cmd->add_option("scenario", plan_command.scenario_file, "the scenario to explore")->required();
+  explore_plan_cmd
+      ->add_option("--reference", plan_command.reference_dir,
+                   "the reference run's directory (report.json, logs/proxy-audit.jsonl)")
+      ->required();
+  explore_plan_cmd->add_option("--out", plan_command.out, "the exploration directory")->required();
+  explore_plan_cmd->add_option("--system", plan_command.system, "the system under test's name (default yunikorn)");
+  explore_plan_cmd->add_option("--shard", shard, "I/N: only the plans of shard I of N (default 1/1)");
+  explore_plan_cmd->add_option("--max-plans", plan_command.max_plans, "keep the first N plans (default: all)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+  std::string minimize_dir, minimize_id;
+  unsigned minimize_repeats = 3;
+  auto* explore_minimize_cmd = explore->add_subcommand(
+      "minimize-step",
+      "record the last candidate's runs of a plan's minimization, write the next candidate or the result");
+  explore_minimize_cmd->add_option("dir", minimize_dir, "the exploration directory")->required();
+  explore_minimize_cmd->add_option("id", minimize_id, "the plan")->required();
+  explore_minimize_cmd->add_option("--repeats", minimize_repeats, "runs per candidate (default 3)")
+      ->check(CLI::Range(1u, fe::max_candidate_repeats));
+  std::vector<std::string> report_dirs;
+  std::string report_out;
+  auto* explore_report_cmd = explore->add_subcommand(
+      "report", "merge exploration directories (shards) into explore.json, junit.xml and explore.html");
+  explore_report_cmd->add_option("dirs", report_dirs, "exploration directories")->required();
+  explore_report_cmd->add_option("--out", report_out, "where the reports go (default: the first directory)");
+
   CLI11_PARSE(app, argc, argv);
+  if (*explore_reference_cmd)
+    return fe::explore_reference(explore_scenario, explore_out, explore_system, std::cout, std::cerr);
+  if (*explore_plan_cmd) {
+    const std::regex shard_re("([1-9][0-9]{0,3})/([1-9][0-9]{0,3})");
+    std::smatch sm;
+    if (!std::regex_match(shard, sm, shard_re) || std::stoul(sm[1].str()) > std::stoul(sm[2].str())) {
+      std::cerr << "faultline-harness explore plan: --shard " << shard << ": expected I/N with 1 <= I <= N <= 9999\n";
+      return 2;
+    }
+    plan_command.shard_index = static_cast<unsigned>(std::stoul(sm[1].str()));
+    plan_command.shard_count = static_cast<unsigned>(std::stoul(sm[2].str()));
+    return fe::explore_plan(plan_command, std::cout, std::cerr);
+  }
+  if (*explore_minimize_cmd)
+    return fe::explore_minimize_step(minimize_dir, minimize_id, minimize_repeats, std::cout, std::cerr);
+  if (*explore_report_cmd) return fe::explore_report(report_dirs, report_out, std::cout, std::cerr);
   if (*matrix_expand_cmd) return matrix_expand(matrix_file, matrix_out, matrix_scenarios);
   if (*matrix_report_cmd) return matrix_report(matrix_dir);
   limits.max_body_bytes = max_response_mib << 20;

@@ -306,7 +306,7 @@ SweepPlan plan_of(const schema::Matrix& m) {
   }
   for (const auto& c : m.cells)
     plan.cells.push_back(
-        {c.id, c.values, cluster_key(c.cluster), cluster_stack_args(c.cluster), c.expected_verdict, {}});
+        {c.id, c.values, cluster_key(c.cluster), cluster_stack_args(c.cluster), c.expected_verdict, {}, 0, ""});
   return plan;
 }
 
@@ -318,11 +318,14 @@ std::string plan_json(const SweepPlan& plan) {
   for (const auto& c : plan.cells) {
     json::array values;
     for (const auto& [axis, value] : c.values) values.push_back(json::array{json::value(axis), json::value(value)});
-    cells.push_back(json::object{{"id", c.id},
-                                 {"values", std::move(values)},
-                                 {"cluster", c.cluster},
-                                 {"stackArgs", json::value_from(c.stack_args)},
-                                 {"expected", c.expected}});
+    json::object cell{{"id", c.id},
+                      {"values", std::move(values)},
+                      {"cluster", c.cluster},
+                      {"stackArgs", json::value_from(c.stack_args)},
+                      {"expected", c.expected}};
+    if (c.runs_wanted != 0) cell["runs"] = c.runs_wanted;
+    if (!c.dir.empty()) cell["dir"] = c.dir;
+    cells.push_back(std::move(cell));
   }
   json::object o{{"name", plan.name},         {"scenario", plan.scenario}, {"scheduler", plan.scheduler},
                  {"yunikorn", plan.yunikorn}, {"runs", plan.runs},         {"axes", std::move(axes)},
@@ -352,6 +355,11 @@ SweepPlan parse_plan_json(std::string_view text) {
       cell.cluster = c.at("cluster").as_string();
       for (const auto& arg : c.at("stackArgs").as_array()) cell.stack_args.emplace_back(arg.as_string());
       cell.expected = c.at("expected").as_string();
+      if (const json::value* r = c.as_object().if_contains("runs")) cell.runs_wanted = r->to_number<std::uint64_t>();
+      if (const json::value* d = c.as_object().if_contains("dir")) cell.dir = d->as_string();
+      if (cell.runs_wanted > 100) throw std::runtime_error("cell " + cell.id + ": runs over 100");
+      if (cell.dir.starts_with('/') || ("/" + cell.dir + "/").find("/../") != std::string::npos)
+        throw std::runtime_error("cell " + cell.id + ": dir '" + cell.dir + "' is not inside the sweep directory");
       plan.cells.push_back(std::move(cell));
     }
     return plan;
@@ -396,12 +404,12 @@ SweepRun parse_run_report(std::string_view report_json, std::uint64_t run) {
 SweepSummary summarize(const SweepPlan& plan) {
   SweepSummary s;
   s.plan = &plan;
-  s.runs_total = plan.cells.size() * plan.runs;
   for (const auto& cell : plan.cells) {
     CellSummary c;
     c.cell = &cell;
+    s.runs_total += runs_of(plan, cell);
     std::vector<double> stranded, phantom, first_fault;
-    bool all_expected = cell.runs.size() == plan.runs;
+    bool all_expected = cell.runs.size() == runs_of(plan, cell);
     for (const auto& r : cell.runs) {
       ++c.verdicts[r.verdict];
       if (r.verdict == "missing") {
@@ -607,11 +615,16 @@ fs::path run_dir(const fs::path& dir, const std::string& cell, std::uint64_t run
   return dir / "cells" / cell / fmt::format("run-{:02d}", run);
 }
 
+std::uint64_t runs_of(const SweepPlan& plan, const SweepCell& cell) {
+  return cell.runs_wanted != 0 ? cell.runs_wanted : plan.runs;
+}
+
 SweepPlan read_sweep(const fs::path& dir) {
   SweepPlan plan = parse_plan_json(faults::read_regular_file(dir / "plan.json", kMaxPlanBytes, "a sweep plan"));
   for (auto& cell : plan.cells) {
-    for (std::uint64_t run = 1; run <= plan.runs; ++run) {
-      const fs::path rd = run_dir(dir, cell.id, run);
+    for (std::uint64_t run = 1; run <= runs_of(plan, cell); ++run) {
+      const fs::path rd =
+          cell.dir.empty() ? run_dir(dir, cell.id, run) : dir / cell.dir / fmt::format("run-{:02d}", run);
       std::error_code ec;
       SweepRun r;
       if (fs::exists(rd / "report.json", ec)) {

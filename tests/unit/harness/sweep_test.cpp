@@ -91,7 +91,9 @@ SweepPlan two_by_two() {
          "",
          {},
          "reproduced",
-         {}});
+         {},
+         0,
+         ""});
   auto run = [](std::uint64_t n, Verdict v, std::int64_t stranded, int ms, const char* stack = "reused") {
     SweepRun r = parse_run_report(report(v, stranded, stranded / 2, ms), n);
     r.stack = stack;

@@ -45,6 +45,8 @@ struct SweepCell {
   std::vector<std::string> stack_args;                      // `scripts/stack up` options for them
   std::string expected;                                     // pass | reproduced
   std::vector<SweepRun> runs;
+  std::uint64_t runs_wanted = 0;  // plan.json's cell `runs` (scripts/soak --plan): 0 is the plan's `runs`
+  std::string dir;                // plan.json's cell `dir`, relative to the sweep directory: "" is cells/<id>
 };
 
 struct SweepAxis {
@@ -112,5 +114,7 @@ std::optional<std::string> render_sweep_svg(const SweepSummary& s);
 SweepPlan read_sweep(const std::filesystem::path& dir);
 void write_sweep_reports(const SweepSummary& s, const std::filesystem::path& dir);
 std::filesystem::path run_dir(const std::filesystem::path& dir, const std::string& cell, std::uint64_t run);
+// The runs a cell wants: its own `runs`, else the plan's.
+std::uint64_t runs_of(const SweepPlan& plan, const SweepCell& cell);
 
 }  // namespace faultline::harness
