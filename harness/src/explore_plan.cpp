@@ -155,6 +155,9 @@ struct Entry {
 
 struct Audit {
   std::vector<Entry> entries;  // the records since arming, in the order the proxy saw them (ts, then seq)
+  // Watches opened before arming (a system's informers start with it) that ran into the run: no
+  // rule sees them, but the same watch opened again after a cut can be faulted.
+  std::vector<Entry> watches_before_arm;
   std::uint64_t read = 0, beyond_bound = 0, before_arm = 0, ignored = 0;
   std::optional<Clock::time_point> armed;  // times in the plans' text count from here, else from the first request
 };
@@ -170,6 +173,21 @@ Audit read_audit(const std::vector<Record>& records, const GenerateOptions& opti
   for (std::size_t i = 0; i < n; ++i) {
     if (options.armed && records[i].ts < *options.armed) {
       ++a.before_arm;
+      if (records[i].watch && succeeded(records[i])) {
+        Entry e;
+        e.record = &records[i];
+        e.request = faults::make_request(records[i].method, records[i].path, {{"User-Agent", records[i].user_agent}});
+        e.system = std::none_of(options.ignored_user_agents.begin(), options.ignored_user_agents.end(),
+                                [&](const std::string& p) { return records[i].user_agent.starts_with(p); });
+        const auto& info = e.request.info;
+        if (e.system && info.verb == "watch" && info.is_resource_request && !info.resource.empty() &&
+            info.subresource.empty()) {
+          e.resource = info.resource + (info.api_group.empty() ? "" : "." + info.api_group);
+          e.resource_sub = e.resource;
+          e.glob = agent_glob(records[i].user_agent);
+          a.watches_before_arm.push_back(std::move(e));
+        }
+      }
       continue;
     }
     order.push_back(&records[i]);
@@ -524,9 +542,11 @@ struct Facts {
   std::vector<Site> reached;            // the write sites with a write that succeeded
   std::vector<std::string> system_globs;
   std::map<std::pair<std::string, std::string>, WatchSite> watch_sites;  // the system's watches by (glob, resource)
-  std::map<std::string, std::set<std::string>> watchers_of;              // resource -> globs
-  std::vector<std::size_t> effective_writes;                             // entries, in order
-  std::map<std::string, std::size_t> agents_per_key;  // "verb resource/sub" -> user agent globs writing it
+  // (glob, resource) watched since before arming, with the most bytes one such watch relayed.
+  std::map<std::pair<std::string, std::string>, std::pair<const Entry*, std::uint64_t>> watched_before_arm;
+  std::map<std::string, std::set<std::string>> watchers_of;  // resource -> globs
+  std::vector<std::size_t> effective_writes;                 // entries, in order
+  std::map<std::string, std::size_t> agents_per_key;         // "verb resource/sub" -> user agent globs writing it
 };
 
 Facts collect(Ctx& ctx) {
@@ -613,6 +633,12 @@ Facts collect(Ctx& ctx) {
       w.spec = MatchSpec{{"watch"}, {e.resource}, {}, {}, {e.glob}};
     }
     w.entries.push_back(i);
+    f.watchers_of[e.resource].insert(e.glob);
+  }
+  for (const Entry& e : a.watches_before_arm) {
+    auto& [first, bytes] = f.watched_before_arm[{e.glob, e.resource}];
+    if (!first) first = &e;
+    bytes = std::max<std::uint64_t>(bytes, e.record->bytes_out);
     f.watchers_of[e.resource].insert(e.glob);
   }
 
@@ -718,6 +744,30 @@ void outage_plans(Ctx& ctx, const Facts& f) {
   }
 }
 
+// The four watch plans of one watched resource: `cut_watches` (the YAML of a rule named cut-watches
+// that comes first, or empty), then the watch fault on `watch` when `when` says.
+void add_watch_plans(Ctx& ctx, const std::string& id_tail, const std::string& site, const std::string& cut_watches,
+                     const MatchSpec& watch, const std::string& when) {
+  const std::vector<std::pair<std::string, std::string>> actions = {
+      {"watch-reset", "{type: watch-reset, afterEvents: 1}"},
+      {"watch-gone", "{type: watch-gone, afterEvents: 1}"},
+      {"watch-drop", "{type: watch-drop, afterEvents: 1, count: 1}"},
+      {"watch-delay", "{type: watch-delay, duration: 5s}"},
+  };
+  for (const auto& [kind, action] : actions) {
+    Candidate c;
+    c.plan.kind = kind;
+    c.plan.id = kind + "-" + id_tail;
+    c.plan.site = site;
+    c.plan.source = "Sieve";
+    if (!cut_watches.empty()) c.plan.faults.push_back("cut-watches");
+    c.plan.faults.push_back(kind);
+    c.faults_yaml = cut_watches + rule_yaml(kind, watch, when, action);
+    c.tier = 0;
+    ctx.add(std::move(c));
+  }
+}
+
 void watch_plans(Ctx& ctx, const Facts& f) {
   const Audit& a = ctx.a;
   // -- watches (Sieve: a watch event the controller acted on, made lost, late, or cut) ----------
@@ -763,23 +813,33 @@ void watch_plans(Ctx& ctx, const Facts& f) {
     const std::string site = "watch " + w.resource + " by " + w.glob + " (watch " + std::to_string(n) + " of " +
                              std::to_string(pos.size()) + ", opened " + seconds_after(a, *chosen) + "; " +
                              std::to_string(followed) + " writes after it)";
-    const std::vector<std::pair<std::string, std::string>> actions = {
-        {"watch-reset", "{type: watch-reset, afterEvents: 1}"},
-        {"watch-gone", "{type: watch-gone, afterEvents: 1}"},
-        {"watch-drop", "{type: watch-drop, afterEvents: 1, count: 1}"},
-        {"watch-delay", "{type: watch-delay, duration: 5s}"},
-    };
-    for (const auto& [kind, action] : actions) {
-      Candidate c;
-      c.plan.kind = kind;
-      c.plan.id = kind + "-" + id_tail;
-      c.plan.site = site;
-      c.plan.source = "Sieve";
-      c.plan.faults = {kind};
-      c.faults_yaml = rule_yaml(kind, w.spec, when_nth(n, w.spec, "limit: 1"), action);
-      c.tier = 0;
-      ctx.add(std::move(c));
+    add_watch_plans(ctx, id_tail, site, "", w.spec, when_nth(n, w.spec, "limit: 1"));
+  }
+  // Watches opened before arming (an informer's first watch, open for the whole run) are seen by
+  // no rule: the plan first cuts the system's connections (a 1 s outage at its first request after
+  // arming), so that its informers watch again, and faults the first new watch of the resource.
+  // Their record is written when they end, after the run, so `bytesOut` covers the whole run.
+  for (const auto& [key, first_bytes] : f.watched_before_arm) {
+    const auto& [first, bytes] = first_bytes;
+    if (f.watch_sites.count(key)) continue;  // watched again during the run: planned above
+    if (bytes <= min_watch_event_bytes) {
+      ++watch_no_events;
+      continue;
     }
+    if (f.effective_writes.empty()) {
+      ++watch_no_write;
+      continue;
+    }
+    const auto& [glob, resource] = key;
+    const std::string agent = agent_short(first->record->user_agent);
+    const std::string id_tail = slug(resource) + (f.watchers_of.at(resource).size() > 1 ? "-" + slug(agent) : "");
+    const MatchSpec watch{{"watch"}, {resource}, {}, {}, {glob}};
+    const MatchSpec system{{}, {}, {}, {}, {glob}};
+    const std::string site = "watch " + resource + " by " + glob + " (opened before arming, " + std::to_string(bytes) +
+                             " bytes relayed; watched again after the cut)";
+    add_watch_plans(ctx, id_tail, site,
+                    rule_yaml("cut-watches", system, "{limit: 1}", "{type: outage, mode: reset, duration: 1s}"), watch,
+                    "{limit: 1}");
   }
   for (const std::string kind : {"watch-reset", "watch-gone", "watch-drop", "watch-delay"}) {
     ctx.removed(kind, watch_unreached,

@@ -288,8 +288,29 @@ TEST(ExplorePlan, ArmedLeavesEarlierRecordsOut) {
   options.armed = records.front().ts + std::chrono::milliseconds(1000);  // after the first bind (1.0 s)
   const Plans plans = generate_plans(scenario("kube-scheduler-3355-outage.yaml"), records, options);
   EXPECT_EQ(rule_named(plans, "audit-records").removed, 7u);  // before arming, the harness's create among them
-  // The watches opened before arming cannot be faulted by a rule any more.
-  for (const auto& p : plans.plans) EXPECT_NE(p.kind, "watch-gone") << p.id;
+  // The watches opened before arming (pods, nodes; persistentvolumes relayed no event) are seen by
+  // no rule: their plans first cut the system's connections, then fault the watch opened again.
+  std::set<std::string> watch_plans;
+  for (const auto& p : plans.plans)
+    if (p.kind.starts_with("watch-")) watch_plans.insert(p.id);
+  EXPECT_EQ(watch_plans,
+            (std::set<std::string>{"watch-delay-nodes", "watch-delay-pods", "watch-drop-nodes", "watch-drop-pods",
+                                   "watch-gone-nodes", "watch-gone-pods", "watch-reset-nodes", "watch-reset-pods"}));
+  const Plan& gone = plan_named(plans, "watch-gone-pods");
+  EXPECT_EQ(gone.faults, (std::vector<std::string>{"cut-watches", "watch-gone"}));
+  const auto loaded = schema::load_scenario_text(gone.scenario_yaml, "watch-gone-pods.yaml");
+  ASSERT_EQ(loaded->faults.size(), 2u);
+  EXPECT_EQ(faults::action_type(loaded->faults[0].action), "outage");
+  // The cut comes at the system's first request, then the first new pod watch is faulted.
+  faults::Engine engine(loaded);
+  const faults::Clock::time_point t0{};
+  engine.arm(t0);
+  const auto ua =
+      std::vector<faults::Header>{{"User-Agent", "kube-scheduler/v1.36.4 (linux/amd64) kubernetes/$Format/scheduler"}};
+  EXPECT_TRUE(engine.decide(faults::make_request("POST", "/api/v1/namespaces/a/pods/p/binding", ua), t0).fires());
+  const auto later = t0 + std::chrono::seconds(2);
+  EXPECT_TRUE(engine.decide(faults::make_request("GET", "/api/v1/pods?watch=true", ua), later).fires());
+  EXPECT_FALSE(engine.decide(faults::make_request("GET", "/api/v1/pods?watch=true", ua), later).fires());
   // Times count from arming: p2, the first write after it, came with it.
   EXPECT_NE(plan_named(plans, "outage-reset-first").site.find("after write 1 of 12 (0.0 s after arming)"),
             std::string::npos)
