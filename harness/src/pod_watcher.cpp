@@ -28,6 +28,7 @@ PodWatcher::PodWatcher(KubeClient& client, std::string ns, std::string label_sel
       selector_(std::move(label_selector)),
       max_pods_(max_pods),
       clock_(clock),
+      changed_(client.executor()),
       watch_(client.executor()) {}
 
 void PodWatcher::track(const std::string& type, const json::value& pod, WallTime now) {
@@ -90,6 +91,7 @@ asio::awaitable<std::string> PodWatcher::list_and_reconcile() {
     }
   }
   last_change_ = clock_.now();
+  changed_.cancel();
   co_return list.resource_version;
 }
 
@@ -99,6 +101,7 @@ asio::awaitable<void> PodWatcher::run() {
     WallTime now = WallClock::now();
     track(ev.type, ev.object, now);
     last_change_ = clock_.now();
+    changed_.cancel();
   };
   const std::string pods = "/api/v1/namespaces/" + ns_ + "/pods";
   for (;;) {
@@ -107,6 +110,12 @@ asio::awaitable<void> PodWatcher::run() {
     ++relists_;
     resource_version_ = co_await list_and_reconcile();
   }
+}
+
+asio::awaitable<bool> PodWatcher::next_change(std::chrono::nanoseconds at_most) {
+  changed_.expires_after(at_most);
+  auto [ec] = co_await changed_.async_wait(use_tuple);
+  co_return ec == asio::error::operation_aborted;  // cancelled by a change (or another waiter)
 }
 
 PodObservations PodWatcher::snapshot() const { return obs_; }

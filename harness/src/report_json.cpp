@@ -12,6 +12,16 @@ namespace {
 
 json::value optional_int(const std::optional<std::int64_t>& v) { return v ? json::value(*v) : json::value(nullptr); }
 
+// Seconds to the millisecond; null for a step the run did not reach.
+json::object timings_json(const RunTimings& t) {
+  const auto secs = [](const std::optional<double>& v) {
+    return v ? json::value(std::round(*v * 1000) / 1000) : json::value(nullptr);
+  };
+  return {{"prepare", secs(t.prepare)},   {"nodes", secs(t.nodes)},    {"observers", secs(t.observers)},
+          {"workload", secs(t.workload)}, {"settle", secs(t.settle)},  {"collect", secs(t.collect)},
+          {"checks", secs(t.checks)},     {"reports", secs(t.reports)}};
+}
+
 json::object check_json(const CheckResult& c) {
   json::array evidence;
   for (const auto& e : c.evidence) evidence.emplace_back(e);
@@ -131,6 +141,7 @@ std::string render_json(const Report& r) {
       {"settleStarted",
        r.settle_started ? json::value(net::format_rfc3339(*r.settle_started, 3)) : json::value(nullptr)},
       {"durationSeconds", duration},
+      {"timings", timings_json(r.timings)},
       {"cluster", std::move(cluster)},
       {"workload", json::object{{"nodes", r.nodes},
                                 {"podsCreated", r.pods_created},
@@ -161,10 +172,12 @@ std::string render_json(const Report& r) {
   return json::serialize(doc) + "\n";
 }
 
-void write_reports(const Report& r, const std::filesystem::path& dir) {
-  net::write_file(dir / "report.json", render_json(r));
+void write_reports(Report& r, const std::filesystem::path& dir) {
+  const auto start = std::chrono::steady_clock::now();
   net::write_file(dir / "junit.xml", render_junit(r));
   net::write_file(dir / "report.html", render_html(r));
+  r.timings.reports = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  net::write_file(dir / "report.json", render_json(r));
 }
 
 }  // namespace faultline::harness

@@ -1,6 +1,7 @@
 #include "faultline/harness/run.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <boost/json.hpp>
 #include <cmath>
 #include <limits>
@@ -87,6 +88,15 @@ class AuditCollector {
 // or nullopt when every fault has ended.
 using FaultsGoingOn = std::function<asio::awaitable<std::optional<std::string>>()>;
 
+// How often settling asks the proxy whether a fault is still going on, and the shortest time
+// between two looks at the pods (it looks at each change of a pod, not on a fixed poll).
+constexpr milliseconds kFaultsLook{250};
+constexpr milliseconds kSettleLookGap{50};
+// From the end of the settle to reading YuniKorn's state (collect()).
+constexpr milliseconds kYunikornCatchUp{2000};
+// How often the harness asks whether its nodes are Ready and registered in YuniKorn.
+constexpr milliseconds kNodesLook{200};
+
 struct Settled {
   std::string how;
   std::optional<SteadyTime> faults_last_seen;  // the last moment a fault was seen going on
@@ -109,12 +119,12 @@ asio::awaitable<Settled> settle(PodWatcher& watcher, std::int64_t created, milli
   for (;;) {
     if (auto err = watcher.error(); !err.empty()) throw std::runtime_error(err);
     if (going_on && clock.now() >= next_fault_check) {
-      next_fault_check = clock.now() + seconds(1);
+      next_fault_check = clock.now() + kFaultsLook;
       if (auto what = co_await going_on()) {
         out.faults_last_seen = clock.now();
         faults_going_on = true;
         progress("waiting for the faults to end: " + *what, false);
-        co_await sleep_for(seconds(1));
+        co_await sleep_for(kFaultsLook);
         continue;
       }
       if (faults_going_on) out.began = clock.now();  // the first look that found every fault ended
@@ -147,7 +157,15 @@ asio::awaitable<Settled> settle(PodWatcher& watcher, std::int64_t created, milli
     progress("settling: " + state + ", quiet for " + fixed(quiet_for) + "s (settle " +
                  fixed(static_cast<double>(quiet.count()) / 1000) + "s)",
              false);
-    co_await sleep_for(milliseconds(500));
+    // Look again at the next change of a pod, when the quiet period would be over, at the next
+    // look at the faults, or after a second, whichever comes first.
+    SteadyTime wake =
+        std::min({std::max(c.last_change, out.began) + quiet, out.began + give_up + milliseconds(1), now + seconds(1)});
+    if (going_on) wake = std::min(wake, next_fault_check);
+    const auto wait = std::max<SteadyTime::duration>(wake - now, milliseconds(1));
+    // A burst changes pods thousands of times a second: look at most every kSettleLookGap.
+    const bool changed = co_await watcher.next_change(wait);  // GCC 12: no co_await in the if's condition
+    if (changed) co_await sleep_for(kSettleLookGap);
   }
 }
 
@@ -206,6 +224,7 @@ class Runner {
       : executor_(std::move(executor)), o_(o), sc_(sc), text_(text), progress_(progress), clock_(clock), r_(r) {}
 
   asio::awaitable<void> execute() {
+    lap_ = clock_.now();
     validate_options();
     net::KubeconfigContext cluster = net::load_kubeconfig(o_.kubeconfig, o_.context);
     KubeClientOptions client_options;
@@ -232,10 +251,12 @@ class Runner {
       r_.notes.push_back("faults loaded into the proxy at " + proxy_->url() + " (" + std::to_string(sc_.faults.size()) +
                          " rules)");
     }
+    lap(r_.timings.prepare);
     r_.nodes = static_cast<std::int64_t>(workload_spec_.nodes.count);
     co_await workload.create_nodes(o_.node_concurrency);
     co_await workload.wait_nodes_ready(o_.node_ready_timeout);
     if (!o_.yunikorn_url.empty()) co_await wait_yunikorn_nodes();
+    lap(r_.timings.nodes);
 
     watcher_ = std::make_unique<PodWatcher>(*client_, workload_spec_.namespace_, kWorkloadLabel,
                                             max_watched_pods(workload_spec_), clock_);
@@ -247,9 +268,11 @@ class Runner {
     }
     co_await scrape_system_metrics(true);
     start_soak_checks();
+    lap(r_.timings.observers);
     co_await run_phases(workload);
     workload_created = WallClock::now();
     if (!armed_) co_await arm();
+    lap(r_.timings.workload);
     r_.notes.push_back(co_await settle_workload(Judged::after_faults));
     co_await stop_soak_checks();
     if (components_) {
@@ -258,8 +281,10 @@ class Runner {
       co_await finish_components();
       if (under_way) r_.notes.push_back(co_await settle_workload(Judged::after_faults));
     }
+    lap(r_.timings.settle);
     co_await scrape_system_metrics(false);
     co_await collect();
+    lap(r_.timings.collect);
     for (const auto& step : r_.steps)
       if (!step.error.empty()) throw std::runtime_error(step.error);
   }
@@ -298,6 +323,13 @@ class Runner {
     if (client_) r_.client_retries = client_->retries();
     // A run that failed between the two scrapes still reads the system's metrics once more.
     if (r_.system && r_.system->metrics_before && !r_.system->metrics_after) co_await scrape_system_metrics(false);
+  }
+
+  // The seconds since the last lap (or the start) go into `slot`.
+  void lap(std::optional<double>& slot) {
+    const SteadyTime now = clock_.now();
+    slot = seconds_between(lap_, now);
+    lap_ = now;
   }
 
   Observations observations;
@@ -493,7 +525,7 @@ class Runner {
       progress_("waiting for YuniKorn to register nodes: " + std::to_string(known) + "/" + count, false);
       co_return false;
     };
-    co_await poll_until(clock_, {o_.node_ready_timeout, milliseconds(500)}, registered, [&] {
+    co_await poll_until(clock_, {o_.node_ready_timeout, kNodesLook}, registered, [&] {
       return "YuniKorn registered only " + std::to_string(known) + " of " + count + " nodes";
     });
   }
@@ -626,6 +658,9 @@ class Runner {
   }
 
   asio::awaitable<void> collect() {
+    // YuniKorn's core gets 2 s after the settle to apply the shim's last updates before its state
+    // is read; the audit log, the rule counters and the node list are read meanwhile.
+    const SteadyTime yunikorn_read_at = clock_.now() + kYunikornCatchUp;
     if (audit_) {
       audit::DecodedLines collected = co_await audit_->finish();
       if (collected.malformed > 0) {
@@ -638,13 +673,14 @@ class Runner {
       r_.faults = co_await proxy_->rules();
       co_await proxy_->disarm();
     }
+    observations.live_nodes = co_await node_names(*client_);
     if (!o_.yunikorn_url.empty()) {
-      co_await sleep_for(seconds(2));  // let the core apply the shim's last updates
+      if (const auto wait = yunikorn_read_at - clock_.now(); wait > SteadyTime::duration::zero())
+        co_await sleep_for(wait);
       std::string dump;
       observations.yunikorn = co_await take_yunikorn_snapshot(o_.yunikorn_url, &dump, "default", o_.limits);
       net::write_file(o_.out_dir / "yunikorn-fullstatedump.json", dump);
     }
-    observations.live_nodes = co_await node_names(*client_);
     for (const auto& f : r_.faults) {
       if (f.fired == 0) {
         throw std::runtime_error("fault rule '" + f.rule + "' never fired (matched " + std::to_string(f.matched) +
@@ -674,6 +710,7 @@ class Runner {
   std::unique_ptr<BackgroundTask> quiet_task_;
   std::unique_ptr<BackgroundTask> sampler_task_;
   bool armed_ = false;
+  SteadyTime lap_{};  // the end of the last step timed (RunTimings)
 };
 
 }  // namespace
@@ -754,6 +791,7 @@ Report run_scenario(const RunOptions& o, const schema::Scenario& sc, const std::
     ok = false;
     r.error = e.what();
   }
+  const SteadyTime checks_began = clock.now();
   Observations& obs = runner.observations;
   obs.scheduler = checks_scheduler(o);
   obs.harness_user_agent = kHarnessUserAgent;
@@ -781,6 +819,7 @@ Report run_scenario(const RunOptions& o, const schema::Scenario& sc, const std::
   r.stats = compute_stats(obs);
   if (obs.audit) r.fault_windows = fault_windows(*obs.audit);
   r.timeline = build_timeline(obs.pods, r.started);
+  r.timings.checks = seconds_between(checks_began, clock.now());
   r.finished = WallClock::now();
   return r;
 }

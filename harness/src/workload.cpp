@@ -254,7 +254,7 @@ asio::awaitable<void> Workload::wait_nodes_ready(std::chrono::seconds timeout) {
     progress_("nodes: " + std::to_string(ready) + "/" + count + " Ready", false);
     co_return false;
   };
-  co_await poll_until(clock_, {timeout, std::chrono::milliseconds(500)}, all_ready, [&] {
+  co_await poll_until(clock_, {timeout, std::chrono::milliseconds(200)}, all_ready, [&] {
     return "only " + std::to_string(ready) + " of " + count + " KWOK nodes became Ready within " +
            std::to_string(timeout.count()) + "s (is the kwok controller running with the node stages?)";
   });

@@ -11,6 +11,7 @@
 
 #include "faultline/faults/clock.hpp"
 #include "faultline/harness/async.hpp"
+#include "faultline/harness/pod_watcher.hpp"
 #include "faultline/harness/workload.hpp"
 #include "local_stack.hpp"
 #include "proxy_process.hpp"
@@ -125,6 +126,42 @@ TEST_F(KubeClientTest, WatchDeliversEventsAndStopsWhenCancelled) {
   ASSERT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen[0], "ADDED watched");
   EXPECT_EQ(seen[1], "DELETED watched");
+}
+
+// Settling looks at the pods when one changes (PodWatcher::next_change), not on a fixed poll: a
+// wait of 20 s ends as soon as the watch sees a new pod, and a wait with no change runs out.
+TEST_F(KubeClientTest, NextChangeEndsAtThePodWatchsNextEvent) {
+  PodWatcher watcher(*client, ns, kWorkloadLabel, 100);
+  run(watcher.start());
+  const json::value pod = json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "changes"}, {"namespace", ns}, {"labels", {{kWorkloadLabel, "true"}}}}},
+      {"spec", {{"containers", json::array{json::object{{"name", "c"}, {"image", "registry.k8s.io/pause:3.10"}}}}}}};
+  bool changed = false;
+  bool quiet = true;
+  std::chrono::steady_clock::duration waited{};
+  // Named: a coroutine lambda's closure must outlive the coroutine.
+  const auto wait = [&]() -> asio::awaitable<void> { changed = co_await watcher.next_change(seconds(20)); };
+  const auto create = [&]() -> asio::awaitable<void> {
+    co_await sleep_for(milliseconds(200));
+    co_await client->create("/api/v1/namespaces/" + ns + "/pods", pod);
+  };
+  const auto both = [&]() -> asio::awaitable<void> {
+    quiet = co_await watcher.next_change(milliseconds(300));  // nothing changes: the time runs out
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<asio::awaitable<void>> tasks;
+    tasks.push_back(wait());
+    tasks.push_back(create());
+    co_await all_of(std::move(tasks));
+    waited = std::chrono::steady_clock::now() - start;
+  };
+  run(both());
+  run(watcher.stop());
+  EXPECT_FALSE(quiet) << "no pod changed, yet next_change said one did";
+  EXPECT_TRUE(changed);
+  EXPECT_LT(waited, seconds(10)) << "next_change did not end at the pod's ADDED event";
+  EXPECT_EQ(watcher.counts().pods, 1);
 }
 
 TEST_F(KubeClientTest, RequestTimeoutEndsAnEndlessAnswer) {

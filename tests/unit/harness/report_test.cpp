@@ -210,7 +210,8 @@ TEST(Reports, FilesAreWrittenAndJunitParsesAsXml) {
   obs.pods.pods.begin()->second.deleted = WallTime{} + std::chrono::seconds(5);
   faultline::testing::TempDir tmp("faultline-report-test");
   const fs::path dir = tmp.path() / "files";  // write_reports creates it
-  write_reports(report_for(obs, {}), dir);
+  Report written = report_for(obs, {});
+  write_reports(written, dir);
   ASSERT_TRUE(fs::exists(dir / "report.json"));
   ASSERT_TRUE(fs::exists(dir / "report.html"));
   ASSERT_TRUE(fs::exists(dir / "junit.xml"));
@@ -224,6 +225,30 @@ TEST(Reports, FilesAreWrittenAndJunitParsesAsXml) {
   EXPECT_NE(text.find("rect class=\"fault\""), std::string::npos);
   EXPECT_EQ(text.find("evil<&"), std::string::npos);
   EXPECT_NE(text.find("evil&lt;&amp;"), std::string::npos);
+}
+
+// report.json's `timings`: every step's key, in order, seconds to the millisecond, null for a step
+// the run did not reach; write_reports adds the time it took to write junit.xml and report.html.
+TEST(Reports, TimingsGiveSecondsPerStep) {
+  faultline::testing::TempDir tmp("faultline-report-timings");
+  Report r = report_for(testing::observations_3355(), {});
+  r.timings.prepare = 1.23456;
+  r.timings.nodes = 2.0;
+  r.timings.settle = 0.0004;
+  write_reports(r, tmp.path());
+  const auto doc = json::parse(faultline::testing::slurp(tmp.path() / "report.json"));
+  const auto& t = doc.at("timings").as_object();
+  std::vector<std::string> keys;
+  for (const auto& kv : t) keys.emplace_back(kv.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"prepare", "nodes", "observers", "workload", "settle", "collect", "checks",
+                                            "reports"}));
+  EXPECT_DOUBLE_EQ(t.at("prepare").to_number<double>(), 1.235);
+  EXPECT_DOUBLE_EQ(t.at("nodes").to_number<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(t.at("settle").to_number<double>(), 0.0);
+  EXPECT_TRUE(t.at("workload").is_null());
+  ASSERT_TRUE(t.at("reports").is_number());
+  EXPECT_GE(t.at("reports").to_number<double>(), 0.0);
+  EXPECT_LT(t.at("reports").to_number<double>(), 60.0);
 }
 
 // Which faultline wrote a report: report.json, junit.xml's properties and report.html carry the

@@ -5,7 +5,9 @@
 // the client's executor, stopped by cancelling it. It tracks at most `max_pods` pods: one more
 // ends the watch with a LimitError (something else creates pods with the workload's label).
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json/value.hpp>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -47,6 +49,10 @@ class PodWatcher {
   Counts counts() const;
   std::string error() const;  // why the watch gave up, empty while healthy
   std::int64_t relists() const { return relists_; }
+  // Returns at the watch's next change of a pod (an event other than a bookmark, or a relist) or
+  // once `at_most` has passed (a real timer), whichever comes first; true when a change ended the
+  // wait. Settling looks again as soon as a pod changes instead of on a fixed poll.
+  boost::asio::awaitable<bool> next_change(std::chrono::nanoseconds at_most);
 
   // Applies one pod object as seen at `now` (exposed for unit tests of the history rules).
   static void apply(PodObservations& obs, const std::string& type, const boost::json::value& pod, WallTime now);
@@ -66,6 +72,7 @@ class PodWatcher {
   SteadyTime last_change_{};
   std::int64_t relists_ = 0;
   std::string resource_version_;
+  boost::asio::steady_timer changed_;  // next_change() waits on it; a change cancels it
   BackgroundTask watch_;
 };
 

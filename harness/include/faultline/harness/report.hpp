@@ -94,6 +94,19 @@ struct SystemRecord {
 // The listed series that no scrape which read the endpoint served (empty when none read it).
 std::vector<std::string> missing_series(const SystemRecord& s);
 
+// Seconds spent in each step of a run, in order (report.json's `timings`); none: the step was not
+// reached (the run failed before it).
+struct RunTimings {
+  std::optional<double> prepare;    // contact, namespace, pods left by an earlier run, the proxy's scenario
+  std::optional<double> nodes;      // the KWOK nodes created, Ready and, on YuniKorn, registered there
+  std::optional<double> observers;  // the pod watch, declared watches, audit poller, metrics before
+  std::optional<double> workload;   // the phases (with a `start: settled` phase's settle)
+  std::optional<double> settle;     // waiting for the faults to end and settling (components recovered)
+  std::optional<double> collect;    // metrics after, audit, rule counters, YuniKorn state, node list
+  std::optional<double> checks;     // stopping the observers, the checks, stats and the timeline
+  std::optional<double> reports;    // writing junit.xml and report.html
+};
+
 struct Report {
   // The faultline-harness that wrote the report (faultline/version.hpp).
   std::string faultline_version{faultline::version()};
@@ -131,6 +144,7 @@ struct Report {
   std::vector<QuietPoint> quiet_points;   // checks.quietAfter
   std::vector<ResourceSample> resources;  // checks.resources
   std::vector<std::string> notes;         // things a reader should know (e.g. settle timed out)
+  RunTimings timings;
 };
 
 int exit_code(Verdict v);  // 0 pass/reproduced, 1 fail, 2 error
@@ -140,7 +154,9 @@ std::string render_junit(const Report& r);
 std::string render_html(const Report& r);
 void print_summary(const Report& r, std::ostream& out);
 
-// Writes report.json, junit.xml and report.html into dir (created if missing).
-void write_reports(const Report& r, const std::filesystem::path& dir);
+// Writes junit.xml, report.html and then report.json into dir (created if missing); the time the
+// first two took goes into r.timings.reports. report.json comes last: a directory with one holds
+// every report.
+void write_reports(Report& r, const std::filesystem::path& dir);
 
 }  // namespace faultline::harness
