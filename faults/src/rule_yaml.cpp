@@ -57,17 +57,18 @@ void check_action_fits_rule(MapReader& rule, const Rule& parsed, bool action_ok)
       outage && outage->duration && parsed.when.repeat && *outage->duration >= *parsed.when.repeat)
     rule.error_at("action", "outage duration must be shorter than when.repeat (" +
                                 format_duration(*parsed.when.repeat) + "): one outage ends before the next window");
+  // An action that acts on one verb's requests only, in a rule whose match.verbs leaves that verb out.
   const auto& verbs = parsed.match.verbs;
-  bool watch_allowed = verbs.empty() || std::find(verbs.begin(), verbs.end(), "watch") != verbs.end() ||
-                       std::find(verbs.begin(), verbs.end(), "*") != verbs.end();
-  if (is_watch_action(parsed.action) && !watch_allowed)
+  const auto refuse_without = [&](std::string_view verb, const std::string& what) {
+    if (verbs.empty() || std::find(verbs.begin(), verbs.end(), verb) != verbs.end() ||
+        std::find(verbs.begin(), verbs.end(), "*") != verbs.end())
+      return;
     rule.errors().add(rule.take("match")["verbs"].Mark(), rule.path_of("match.verbs"),
-                      type + " acts on watch streams, but verbs does not include watch");
-  bool list_allowed = verbs.empty() || std::find(verbs.begin(), verbs.end(), "list") != verbs.end() ||
-                      std::find(verbs.begin(), verbs.end(), "*") != verbs.end();
-  if (std::holds_alternative<actions::StaleRead>(parsed.action) && !list_allowed)
-    rule.errors().add(rule.take("match")["verbs"].Mark(), rule.path_of("match.verbs"),
-                      "stale-read acts on LIST requests, but verbs does not include list");
+                      what + ", but verbs does not include " + std::string(verb));
+  };
+  if (is_watch_action(parsed.action)) refuse_without("watch", type + " acts on watch streams");
+  if (std::holds_alternative<actions::StaleRead>(parsed.action))
+    refuse_without("list", "stale-read acts on LIST requests");
 }
 
 std::optional<Rule> parse_rule(const YAML::Node& node, const std::string& path, Errors& errors) {
