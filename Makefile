@@ -262,14 +262,16 @@ else
 	  $(if $(DURATION),--churn-for $(DURATION)) $(if $(SETTLE),--settle $(SETTLE)) $(if $(OUT),--out $(OUT)) $(if $(NO_EXPECT),--no-expect)
 endif
 
-# make explore SCENARIO=... [SYSTEM=...] [BUDGET=2h] [SHARD=1/2] [OUT=DIR]: fault plans derived from
-# a reference run, run, re-run, minimized and reported (docs/explore.md); the same command resumes.
+# make explore SCENARIO=... [SYSTEM=...] [BUDGET=2h] [SHARD=1/2] [OUT=DIR] [SET="PATH=VALUE ..."]:
+# fault plans derived from a reference run, run, re-run, minimized and reported (docs/explore.md);
+# the same command resumes.
 BUDGET ?= 2h
 SHARD  ?= 1/1
 REPEATS ?= 3
 explore: bins components
 	scripts/explore --scenario $(SCENARIO) --system $(SYSTEM) --budget $(BUDGET) --shard $(SHARD) \
-	  --repeats $(REPEATS) $(if $(OUT),--out $(OUT)) $(if $(MAX_PLANS),--max-plans $(MAX_PLANS))
+	  --repeats $(REPEATS) $(if $(OUT),--out $(OUT)) $(if $(MAX_PLANS),--max-plans $(MAX_PLANS)) \
+	  $(foreach s,$(SET),--set '$(s)')
 
 # faultline-proxy side by side with HAProxy, nginx and no proxy, HTTP/1.1 (wrk) and HTTP/2
 # (h2load), a pod GET and a pod list: rps, p99 and ratios to HAProxy (tests/bench/proxy/bench-peers).

@@ -403,6 +403,9 @@ int main(int argc, char** argv) {
   explore_reference_cmd->add_option("scenario", explore_scenario, "the scenario to explore")->required();
   explore_reference_cmd->add_option("--out", explore_out, "the exploration directory")->required();
   explore_reference_cmd->add_option("--system", explore_system, "the system under test's name (default yunikorn)");
+  std::vector<std::string> explore_sets;
+  explore_reference_cmd->add_option(
+      "--set", explore_sets, "PATH=VALUE: a value of the scenario to change (workload.nodes.count=20; repeatable)");
   fe::PlanCommand plan_command;
   std::string shard = "1/1";
   auto* explore_plan_cmd = explore->add_subcommand(
@@ -426,6 +429,10 @@ int main(int argc, char** argv) {
   explore_minimize_cmd->add_option("id", minimize_id, "the plan")->required();
   explore_minimize_cmd->add_option("--repeats", minimize_repeats, "runs per candidate (default 3)")
       ->check(CLI::Range(1u, fe::max_candidate_repeats));
+  std::string found_dir;
+  auto* explore_found_cmd = explore->add_subcommand(
+      "found", "list the plans that violated an invariant, in the order they are re-run and minimized");
+  explore_found_cmd->add_option("dir", found_dir, "the exploration directory")->required();
   std::vector<std::string> report_dirs;
   std::string report_out;
   auto* explore_report_cmd = explore->add_subcommand(
@@ -435,7 +442,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (*explore_reference_cmd)
-    return fe::explore_reference(explore_scenario, explore_out, explore_system, std::cout, std::cerr);
+    return fe::explore_reference(explore_scenario, explore_out, explore_system, explore_sets, std::cout, std::cerr);
   if (*explore_plan_cmd) {
     const std::regex shard_re("([1-9][0-9]{0,3})/([1-9][0-9]{0,3})");
     std::smatch sm;
@@ -449,6 +456,7 @@ int main(int argc, char** argv) {
   }
   if (*explore_minimize_cmd)
     return fe::explore_minimize_step(minimize_dir, minimize_id, minimize_repeats, std::cout, std::cerr);
+  if (*explore_found_cmd) return fe::explore_found(found_dir, std::cout, std::cerr);
   if (*explore_report_cmd) return fe::explore_report(report_dirs, report_out, std::cout, std::cerr);
   if (*matrix_expand_cmd) return matrix_expand(matrix_file, matrix_out, matrix_scenarios);
   if (*matrix_report_cmd) return matrix_report(matrix_dir);

@@ -1,4 +1,4 @@
-// `faultline-harness explore reference|plan|minimize-step|report` (explore_driver.hpp).
+// `faultline-harness explore reference|plan|found|minimize-step|report` (explore_driver.hpp).
 #include "faultline/harness/explore_driver.hpp"
 
 #include <fmt/format.h>
@@ -17,6 +17,7 @@
 #include "faultline/harness/explore_plan.hpp"
 #include "faultline/harness/explore_report.hpp"
 #include "faultline/harness/schema/scenario.hpp"
+#include "faultline/harness/schema/yaml_edit.hpp"
 #include "faultline/net/certs.hpp"
 #include "faultline/net/rfc3339.hpp"
 
@@ -99,18 +100,39 @@ void print_scenario_errors(const faults::ScenarioError& e, std::ostream& err) {
 }  // namespace
 
 int explore_reference(const std::string& scenario_file, const std::string& dir, const std::string& system,
-                      std::ostream& out, std::ostream& err) {
+                      const std::vector<std::string>& sets, std::ostream& out, std::ostream& err) {
   try {
-    const std::string text = faults::read_scenario_file(scenario_file);
+    std::string text = faults::read_scenario_file(scenario_file);
     const std::string name = scenario_name(text, scenario_file);
-    const std::string reference = reference_scenario(text);
-    schema::load_scenario_text(reference, scenario_file + " (reference)");
+    if (sets.size() > max_sets) throw std::runtime_error(fmt::format("more than {} --set", max_sets));
+    std::string set_list;
+    for (const auto& s : sets) {
+      const auto eq = s.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+        throw std::runtime_error("--set " + s + ": expected PATH=VALUE (workload.nodes.count=20)");
+      try {
+        text = schema::with_value_at(text, s.substr(0, eq), s.substr(eq + 1));
+      } catch (const std::exception& e) {
+        throw std::runtime_error("--set " + s + ": " + e.what());
+      }
+      set_list += (set_list.empty() ? "" : ", ") + s;
+    }
+    std::string reference = reference_scenario(text);
+    schema::load_scenario_text(reference,
+                               scenario_file + (sets.empty() ? "" : " with --set " + set_list) + " (reference)");
+    if (!sets.empty())
+      reference = "# " + fs::path(scenario_file).filename().string() + " with " + set_list + "\n" + reference;
     const fs::path ref = fs::path(dir) / "reference";
     json::object plan = plan_head(exploration_name(name) + "-reference", absolute_path(scenario_file), system, 1);
     json::object cell = cell_json("reference");
     cell["dir"] = ".";
     plan["cells"] = json::array{std::move(cell)};
     write_plan(ref, plan, false);
+    std::error_code ec;
+    if (fs::exists(ref / "scenario.yaml", ec) &&
+        faults::read_regular_file(ref / "scenario.yaml", kMaxPlanBytes, "a reference scenario") != reference)
+      throw std::runtime_error((ref / "scenario.yaml").string() +
+                               " is another reference scenario (the scenario or a --set changed); use another --out");
     net::write_file(ref / "scenario.yaml", reference);
     out << scenario_file << ": reference scenario (faults, componentFaults and checks.expect removed) -> "
         << (ref / "scenario.yaml").string() << "\n";
@@ -287,19 +309,20 @@ int explore_minimize_step(const std::string& dir_arg, const std::string& id, uns
     if (!next) {
       std::string vlist;
       for (const auto& t : targets) vlist += (vlist.empty() ? "" : ", ") + t;
+      // Paths relative to the exploration's directory: the file is meant to be copied elsewhere.
       const std::string header = fmt::format(
           "# Minimized by faultline-harness explore from plan {} of exploration {}\n"
-          "# ({}: {} at {}, from {}).\n"
+          "# ({}: {}, from {}).\n"
           "# Violates: {}. The plan violated an invariant in {} of {} runs; {}.\n"
-          "# Run it: make chaos SCENARIO={} SYSTEM={}\n",
-          id, exploration, (dir / "cells" / id / "scenario.yaml").string(),
-          cell->contains("kind") ? std::string(cell->at("kind").as_string()) : "",
+          "# In the exploration's directory: the plan in cells/{}/scenario.yaml, the minimization in minimize/{}/.\n"
+          "# Run it: make chaos SCENARIO=<this file> SYSTEM={}\n",
+          id, exploration, cell->contains("kind") ? std::string(cell->at("kind").as_string()) : "",
           cell->contains("site") ? std::string(cell->at("site").as_string()) : "",
           cell->contains("source") ? std::string(cell->at("source").as_string()) : "", vlist, found, counted,
           fs::exists(mdir / "history.tsv", ec)
-              ? "the candidates tried, and in how many runs each reproduced:\n# " + (mdir / "history.tsv").string()
+              ? fmt::format("{} candidates tried (history.tsv: how often each reproduced)", m->proposed())
               : std::string("no smaller candidate was left to try"),
-          absolute_path(mdir / "minimized.yaml"), scheduler);
+          id, id, scheduler);
       net::write_file(mdir / "state.json", m->state_json());
       net::write_file(mdir / "minimized.yaml", m->minimized_yaml(header));
       out << "minimized " << (mdir / "minimized.yaml").string() << "\n";
@@ -327,6 +350,20 @@ int explore_minimize_step(const std::string& dir_arg, const std::string& id, uns
     return 2;
   } catch (const std::exception& e) {
     err << "faultline-harness explore minimize-step: " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int explore_found(const std::string& dir, std::ostream& out, std::ostream& err) {
+  try {
+    for (const auto& f : findings(read_exploration({fs::path(dir)}))) {
+      std::string violated;
+      for (const auto& v : f.violated) violated += (violated.empty() ? "" : ",") + v;
+      out << f.id << "\t" << (f.first ? "first" : "more") << "\t" << violated << "\n";
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    err << "faultline-harness explore found: " << e.what() << "\n";
     return 2;
   }
 }

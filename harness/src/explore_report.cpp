@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 #include "faultline/faults/file.hpp"
 #include "faultline/harness/sweep.hpp"
@@ -359,6 +360,35 @@ Exploration read_exploration(const std::vector<fs::path>& dirs) {
   std::sort(e.plans.begin(), e.plans.end(),
             [](const PlanResult& a, const PlanResult& b) { return std::tie(a.index, a.id) < std::tie(b.index, b.id); });
   return e;
+}
+
+std::vector<Finding> findings(const Exploration& e) {
+  // The signature is the first violating run's: more runs do not move a plan to another group.
+  std::map<std::vector<std::string>, std::vector<const PlanResult*>> groups;
+  for (const auto& p : e.plans) {
+    const auto run = std::find_if(p.runs.begin(), p.runs.end(), [](const PlanRun& r) { return r.outcome == "found"; });
+    if (run == p.runs.end()) continue;
+    std::vector<std::string> signature = run->violated;
+    std::sort(signature.begin(), signature.end());
+    groups[signature].push_back(&p);
+  }
+  auto smaller = [](const PlanResult* a, const PlanResult* b) {
+    return std::make_tuple(a->faults.size(), a->index, a->id) < std::make_tuple(b->faults.size(), b->index, b->id);
+  };
+  std::vector<std::pair<std::vector<std::string>, std::vector<const PlanResult*>>> ordered;
+  for (auto& [signature, plans] : groups) {
+    std::sort(plans.begin(), plans.end(), smaller);
+    ordered.emplace_back(signature, plans);
+  }
+  std::sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
+    if (a.second.size() != b.second.size()) return a.second.size() < b.second.size();
+    return smaller(a.second.front(), b.second.front());
+  });
+  std::vector<Finding> out;
+  for (const auto& [signature, plans] : ordered) out.push_back({plans.front()->id, signature, true});
+  for (const auto& [signature, plans] : ordered)
+    for (std::size_t i = 1; i < plans.size(); ++i) out.push_back({plans[i]->id, signature, false});
+  return out;
 }
 
 std::string render_explore_json(const Exploration& e) {

@@ -23,7 +23,8 @@ CommandResult explore(const fs::path& out) {
       " FAULTLINE_PROXY_BIN=" + shell_quote(env_or("FAULTLINE_PROXY_BIN", kBinary / "proxy" / "faultline-proxy")) +
       " " + shell_quote((kSource / "scripts" / "explore").string()) + " --scenario " +
       shell_quote((kSource / "tests" / "e2e" / "explore" / "tiny.yaml").string()) +
-      " --system kube-scheduler --max-plans 3 --repeats 1 --budget 12m --out " + shell_quote(out.string()));
+      " --set 'workload.phases[0].pods=8' --system kube-scheduler --max-plans 3 --repeats 1 --budget 12m --out " +
+      shell_quote(out.string()));
 }
 
 TEST(ExploreE2E, TinyExplorationOnKubeSchedulerReportsEveryPlanAndResumesRunningNothing) {
@@ -40,6 +41,11 @@ TEST(ExploreE2E, TinyExplorationOnKubeSchedulerReportsEveryPlanAndResumesRunning
   EXPECT_NE(audit.find("\"watch\":true"), std::string::npos) << context;
   EXPECT_NE(first.output.find("watches it kept open added"), std::string::npos) << context;
   EXPECT_EQ(json::parse(slurp(out / "reference" / "run-01" / "report.json")).at("verdict").as_string(), "pass");
+  // --set changed the scenario of the reference run and of every plan: 8 pods, not tiny.yaml's 10.
+  const std::string reference = slurp(out / "reference" / "scenario.yaml");
+  EXPECT_EQ(reference.substr(0, reference.find('\n')), "# tiny.yaml with workload.phases[0].pods=8") << reference;
+  EXPECT_NE(reference.find("      pods: 8\n"), std::string::npos) << reference;
+  EXPECT_EQ(json::parse(slurp(out / "reference" / "run-01" / "report.json")).at("workload").at("podsCreated"), 8);
 
   const json::object report = json::parse(slurp(out / "explore.json")).as_object();
   const json::array& plans = report.at("plans").as_array();
@@ -55,6 +61,7 @@ TEST(ExploreE2E, TinyExplorationOnKubeSchedulerReportsEveryPlanAndResumesRunning
     EXPECT_FALSE(slurp(out / "cells" / id / "run-01" / "logs" / "proxy-audit.jsonl").empty()) << id;
     // Every plan ran on the reference run's stack, reset in between.
     EXPECT_EQ(slurp(out / "cells" / id / "run-01" / "stack.txt"), "reused\n") << id;
+    EXPECT_NE(slurp(out / "cells" / id / "scenario.yaml").find("      pods: 8\n"), std::string::npos) << id;
   }
   const std::string junit = slurp(out / "junit.xml");
   EXPECT_NE(junit.find("tests=\"3\""), std::string::npos) << junit;

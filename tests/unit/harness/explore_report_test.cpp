@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 #include <filesystem>
@@ -279,6 +280,66 @@ TEST(ExploreReport, MergedShardsGiveTheTableOfOneUnshardedRun) {
   EXPECT_EQ(table(one), table(merged));
   // A directory given twice is refused: its plans would count twice.
   EXPECT_THROW(read_exploration({s1, s1}), std::runtime_error);
+}
+
+PlanResult result(std::uint64_t index, std::size_t faults, std::vector<std::vector<std::string>> runs) {
+  PlanResult p;
+  p.id = "plan-" + std::to_string(index);
+  p.index = index;
+  p.faults.assign(faults, "rule");
+  for (auto& violated : runs) {
+    PlanRun r;
+    r.outcome = violated.empty() ? "pass" : "found";
+    r.violated = std::move(violated);
+    p.runs.push_back(std::move(r));
+  }
+  p.verdict = plan_verdict(p.runs);
+  return p;
+}
+
+// The rarer violation first, the smallest plan of each first, every group's first before the rest;
+// a plan's group is its first violating run's, whatever its later runs violated.
+TEST(ExploreFindings, RarestViolationFirstAndTheSmallestPlanOfEach) {
+  Exploration e;
+  e.plans = {result(0, 1, {{"pods-bound"}}),
+             result(1, 7, {{"queue-accounting", "pods-bound"}}),
+             result(2, 1, {{}, {"pods-bound"}}),
+             result(3, 2, {{"pods-bound", "queue-accounting"}}),
+             result(4, 1, {{"pods-bound"}, {"pods-bound", "no-orphan-allocations"}}),
+             result(5, 1, {{}, {}})};
+  std::vector<std::string> order;
+  for (const auto& f : findings(e))
+    order.push_back(f.id + (f.first ? " first " : " more ") + [&] {
+      std::string v;
+      for (const auto& s : f.violated) v += (v.empty() ? "" : ",") + s;
+      return v;
+    }());
+  EXPECT_EQ(order, (std::vector<std::string>{"plan-3 first pods-bound,queue-accounting", "plan-0 first pods-bound",
+                                             "plan-1 more pods-bound,queue-accounting", "plan-2 more pods-bound",
+                                             "plan-4 more pods-bound"}));
+  EXPECT_TRUE(findings(Exploration{}).empty());
+}
+
+TEST(ExploreFindings, FoundListsThePlansThatViolated) {
+  Fixture f;
+  const fs::path out = f.tmp.path() / "x";
+  ASSERT_EQ(f.plan(out, 1, 1), 0);
+  fake_runs(out);
+  std::ostringstream o, err;
+  ASSERT_EQ(explore_found(out.string(), o, err), 0) << err.str();
+  // One violation (fake_runs): one group, its plans by fault rules then index, the first marked.
+  Exploration e = read_exploration({out});
+  std::erase_if(e.plans, [](const PlanResult& p) { return p.verdict != "found"; });
+  ASSERT_GE(e.plans.size(), 2u);
+  std::stable_sort(e.plans.begin(), e.plans.end(),
+                   [](const PlanResult& a, const PlanResult& b) { return a.faults.size() < b.faults.size(); });
+  std::string want;
+  for (const auto& p : e.plans)
+    want += p.id + (&p == &e.plans.front() ? "\tfirst" : "\tmore") + "\tbound-to-live-node\n";
+  EXPECT_EQ(o.str(), want);
+  std::ostringstream o2, err2;
+  EXPECT_EQ(explore_found((f.tmp.path() / "nothing").string(), o2, err2), 2);
+  EXPECT_NE(err2.str().find("faultline-harness explore found: "), std::string::npos) << err2.str();
 }
 
 TEST(ExploreReport, JunitFailsFoundPlansAndSkipsInconclusiveOnes) {

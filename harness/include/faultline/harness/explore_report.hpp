@@ -90,6 +90,19 @@ struct Exploration {
 // a plan id in two directories, or shards of different explorations.
 Exploration read_exploration(const std::vector<std::filesystem::path>& dirs);
 
+// A plan that found something, and where it stands in the order its re-runs and minimization
+// take. Plans are grouped by the set of invariants their first violating run violated (their
+// signature). A signature fewer plans share comes first: a rarer violation is likelier another
+// bug, and a budget spent on one plan of each signature covers every kind of violation found. In
+// each group the plan with the fewest fault rules (then the lowest index) is its `first`, the
+// cheapest to minimize; every group's first comes before any group's other plans.
+struct Finding {
+  std::string id;
+  std::vector<std::string> violated;  // the signature, sorted
+  bool first = false;
+};
+std::vector<Finding> findings(const Exploration& e);
+
 std::string render_explore_json(const Exploration& e);
 std::string render_explore_junit(const Exploration& e);
 std::string render_explore_html(const Exploration& e);
