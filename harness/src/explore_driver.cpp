@@ -16,10 +16,10 @@
 #include "faultline/harness/explore_minimize.hpp"
 #include "faultline/harness/explore_plan.hpp"
 #include "faultline/harness/explore_report.hpp"
+#include "faultline/harness/report_read.hpp"
 #include "faultline/harness/schema/scenario.hpp"
 #include "faultline/harness/schema/yaml_edit.hpp"
 #include "faultline/net/certs.hpp"
-#include "faultline/net/rfc3339.hpp"
 
 namespace faultline::harness::explore {
 namespace {
@@ -28,7 +28,6 @@ namespace json = boost::json;
 namespace fs = std::filesystem;
 
 constexpr std::size_t kMaxPlanBytes = 16 * 1024 * 1024;
-constexpr std::size_t kMaxReportBytes = 64 * 1024 * 1024;
 constexpr std::size_t kMaxStateBytes = 16 * 1024 * 1024;
 
 std::string absolute_path(const fs::path& p) {
@@ -158,9 +157,10 @@ int explore_plan(const PlanCommand& c, std::ostream& out, std::ostream& err) {
     GenerateOptions options;
     std::error_code ec;
     if (fs::exists(ref / "report.json", ec)) {
-      json::value report = json::parse(faults::read_regular_file(ref / "report.json", kMaxReportBytes, "a report"));
-      if (const json::value* armed = report.as_object().if_contains("armed"); armed != nullptr && armed->is_string())
-        options.armed = net::parse_rfc3339(armed->as_string());
+      const RunReport report =
+          read_run_report(faults::read_regular_file(ref / "report.json", max_report_bytes, "a report"));
+      if (!report.object) throw std::runtime_error((ref / "report.json").string() + ": " + report.malformed);
+      options.armed = report.armed;
     }
     Plans generated = generate_plans(reference, records, options);
     if (c.max_plans != 0 && generated.plans.size() > c.max_plans) {
@@ -251,7 +251,7 @@ int explore_minimize_step(const std::string& dir_arg, const std::string& id, uns
     for (std::uint64_t r = 1; r <= plan_runs; ++r) {
       const fs::path report = dir / "cells" / id / fmt::format("run-{:02d}", r) / "report.json";
       if (!fs::exists(report, ec)) continue;
-      const PlanRun run = classify_run(faults::read_regular_file(report, kMaxReportBytes, "a report"), r);
+      const PlanRun run = classify_run(faults::read_regular_file(report, max_report_bytes, "a report"), r);
       if (run.outcome == "found" || run.outcome == "pass") ++counted;
       if (run.outcome == "found") ++found;
       targets.insert(run.violated.begin(), run.violated.end());
@@ -281,7 +281,7 @@ int explore_minimize_step(const std::string& dir_arg, const std::string& id, uns
       for (unsigned r = 1; r <= want; ++r) {
         const fs::path report = mdir / cand.id / fmt::format("run-{:02d}", r) / "report.json";
         if (!fs::exists(report, ec)) break;
-        outcomes.push_back(outcome_of_report(faults::read_regular_file(report, kMaxReportBytes, "a report")));
+        outcomes.push_back(outcome_of_report(faults::read_regular_file(report, max_report_bytes, "a report")));
       }
       if (outcomes.size() < want) {
         // Not run yet (or interrupted): the same candidate again.

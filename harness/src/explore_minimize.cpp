@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "faultline/faults/duration.hpp"
+#include "faultline/harness/report_read.hpp"
 #include "faultline/harness/schema/scenario.hpp"
 #include "faultline/harness/schema/yaml_edit.hpp"
 
@@ -22,7 +23,6 @@ namespace {
 
 constexpr std::string_view kFaults = "faults";
 constexpr std::string_view kComponentFaults = "componentFaults";
-constexpr std::size_t max_report_bytes = 64 * 1024 * 1024;
 constexpr std::size_t max_state_bytes = 64 * 1024 * 1024;
 constexpr std::size_t max_skipped = 100;  // candidates the loader refused, kept for the report
 
@@ -885,31 +885,11 @@ Minimizer Minimizer::from_state_json(std::string_view json_text) {
 // ---- report.json --------------------------------------------------------------------------------
 
 RunOutcome outcome_of_report(std::string_view report_json) {
-  if (report_json.size() > max_report_bytes)
-    throw std::invalid_argument("report.json: larger than " + std::to_string(max_report_bytes) + " bytes");
-  boost::system::error_code ec;
-  json::value v = json::parse(report_json, ec);
-  if (ec) throw std::invalid_argument("report.json: not JSON: " + ec.message());
-  if (!v.is_object()) throw std::invalid_argument("report.json: not a JSON object");
-  const auto& o = v.as_object();
-  auto verdict = o.find("verdict");
-  if (verdict == o.end() || !verdict->value().is_string())
-    throw std::invalid_argument("report.json: \"verdict\" missing or not a string");
-  RunOutcome out{std::string(verdict->value().as_string()), {}};
-  if (out.verdict != "pass" && out.verdict != "fail" && out.verdict != "reproduced" && out.verdict != "error")
-    throw std::invalid_argument("report.json: \"verdict\": unknown verdict \"" + out.verdict + "\"");
-  auto checks = o.find("checks");
-  if (checks == o.end() || !checks->value().is_array())
-    throw std::invalid_argument("report.json: \"checks\" missing or not a list");
-  for (const auto& c : checks->value().as_array()) {
-    if (!c.is_object()) throw std::invalid_argument("report.json: \"checks\": an item is not an object");
-    const auto& co = c.as_object();
-    auto name = co.find("name");
-    auto status = co.find("status");
-    if (name == co.end() || !name->value().is_string() || status == co.end() || !status->value().is_string())
-      throw std::invalid_argument("report.json: \"checks\": an item without a \"name\" or \"status\" string");
-    if (status->value().as_string() == "violated") out.violated.emplace_back(name->value().as_string());
-  }
+  const RunReport report = read_run_report(report_json);
+  if (!report.malformed.empty()) throw std::invalid_argument("report.json: " + report.malformed);
+  RunOutcome out{report.verdict, {}};
+  for (const auto& c : report.checks)
+    if (c.status == "violated") out.violated.push_back(c.name);
   return out;
 }
 

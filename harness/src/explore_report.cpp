@@ -15,9 +15,9 @@
 #include <tuple>
 
 #include "faultline/faults/file.hpp"
+#include "faultline/harness/report_read.hpp"
 #include "faultline/harness/sweep.hpp"
 #include "faultline/net/certs.hpp"
-#include "faultline/net/rfc3339.hpp"
 #include "faultline/version.hpp"
 #include "markup.hpp"
 
@@ -30,7 +30,6 @@ using detail::escape_markup;
 using detail::num;
 
 constexpr std::size_t kMaxPlanBytes = 16 * 1024 * 1024;
-constexpr std::size_t kMaxReportBytes = 64 * 1024 * 1024;
 constexpr std::size_t kMaxDirs = 1000;
 
 std::string string_at(const json::object& o, std::string_view key) {
@@ -87,9 +86,9 @@ std::map<std::string, std::uint64_t> verdict_counts(const Exploration& e) {
 
 // A plan's first fault on the reference timeline: the first run that injected one.
 std::optional<double> injection_seconds(const Exploration& e, const PlanResult& p) {
-  if (!e.reference_started_offset) return std::nullopt;
+  if (!e.reference_armed_offset) return std::nullopt;
   for (const auto& r : p.runs)
-    if (r.first_fault) return *e.reference_started_offset + *r.first_fault;
+    if (r.first_fault) return *e.reference_armed_offset + *r.first_fault;
   return std::nullopt;
 }
 
@@ -186,50 +185,25 @@ std::vector<audit::Record> read_audit_file(const fs::path& file, std::size_t max
 }
 
 PlanRun classify_run(std::string_view report_json, std::uint64_t run) {
+  const RunReport report = read_run_report(report_json);
   PlanRun r;
   r.run = run;
-  boost::system::error_code ec;
-  json::value doc = json::parse(report_json, ec);
-  if (ec || !doc.is_object()) {
+  if (!report.object) {
     r.verdict = r.outcome = "error";
     r.error = "report.json is not a JSON object";
     return r;
   }
-  const json::object& o = doc.as_object();
-  r.verdict = string_at(o, "verdict");
-  r.error = string_at(o, "error");
-  if (const json::value* checks = o.if_contains("checks"); checks != nullptr && checks->is_array()) {
-    for (const auto& c : checks->as_array()) {
-      if (!c.is_object()) continue;
-      const auto& co = c.as_object();
-      if (string_at(co, "status") == "violated" && string_at(co, "expected") != "violated")
-        r.violated.push_back(string_at(co, "name"));
-    }
-  }
-  bool all_fired = true;
-  if (const json::value* faults = o.if_contains("faults"); faults != nullptr && faults->is_array()) {
-    for (const auto& f : faults->as_array())
-      if (f.is_object() && uint_at(f.as_object(), "fired", 0) == 0) all_fired = false;
-  }
-  const bool never_fired = r.error.find("never fired") != std::string::npos;
-  r.fired = all_fired && !never_fired;
-  const auto started = net::parse_rfc3339(string_at(o, "started"));
-  if (const json::value* windows = o.if_contains("faultWindows");
-      started && windows != nullptr && windows->is_array()) {
-    for (const auto& w : windows->as_array()) {
-      if (!w.is_object()) continue;
-      if (auto t = net::parse_rfc3339(string_at(w.as_object(), "first"))) {
-        const double s = std::chrono::duration<double>(*t - *started).count();
-        if (!r.first_fault || s < *r.first_fault) r.first_fault = s;
-      }
-    }
-  }
+  r.verdict = report.verdict;
+  r.error = report.error;
+  r.violated = report.violated;
+  r.fired = report.all_fired();
+  r.first_fault = report.first_fault_seconds;
   if (r.verdict == "fail" || r.verdict == "reproduced") {
     r.outcome = r.violated.empty() ? "error" : "found";  // fail without a violation: checks without data
     if (r.violated.empty() && r.error.empty()) r.error = "checks without data";
   } else if (r.verdict == "pass") {
     r.outcome = "pass";
-  } else if (never_fired) {
+  } else if (report.never_fired) {
     r.outcome = "inconclusive";
   } else {
     if (r.verdict.empty()) r.verdict = "error";
@@ -318,7 +292,7 @@ Exploration read_exploration(const std::vector<fs::path>& dirs) {
         std::error_code fec;
         PlanRun run;
         if (fs::exists(report, fec)) {
-          run = classify_run(faults::read_regular_file(report, kMaxReportBytes, "a report"), r);
+          run = classify_run(faults::read_regular_file(report, max_report_bytes, "a report"), r);
         } else {
           run.run = r;
           run.verdict = run.outcome = "missing";
@@ -336,7 +310,7 @@ Exploration read_exploration(const std::vector<fs::path>& dirs) {
       if (const fs::path m = dir / "minimize" / p.id / "minimized.yaml"; fs::exists(m, mec)) p.minimized = m.string();
       e.plans.push_back(std::move(p));
     }
-    // The reference run: its audit log (the timeline) and its start.
+    // The reference run: its audit log (the timeline) and when it armed the proxy.
     const fs::path ref = dir / "reference" / "run-01";
     std::error_code rec;
     if (e.reference_dir.empty() && fs::exists(ref / "logs" / "proxy-audit.jsonl", rec)) {
@@ -346,12 +320,9 @@ Exploration read_exploration(const std::vector<fs::path>& dirs) {
       if (!records.empty() && fs::exists(ref / "report.json", rec)) {
         auto first = records.front().ts;
         for (const auto& r : records) first = std::min(first, r.ts);
-        boost::system::error_code jec;
-        json::value report =
-            json::parse(faults::read_regular_file(ref / "report.json", kMaxReportBytes, "a report"), jec);
-        if (!jec && report.is_object())
-          if (auto started = net::parse_rfc3339(string_at(report.as_object(), "started")))
-            e.reference_started_offset = std::chrono::duration<double>(*started - first).count();
+        const RunReport report =
+            read_run_report(faults::read_regular_file(ref / "report.json", max_report_bytes, "a report"));
+        if (report.armed) e.reference_armed_offset = std::chrono::duration<double>(*report.armed - first).count();
       }
     }
   }

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "faultline/faults/file.hpp"
+#include "faultline/harness/report_read.hpp"
 #include "faultline/net/certs.hpp"
-#include "faultline/net/rfc3339.hpp"
 #include "faultline/version.hpp"
 #include "markup.hpp"
 
@@ -26,17 +26,7 @@ using detail::row;
 using detail::text_width;
 
 constexpr std::size_t kMaxPlanBytes = 16 * 1024 * 1024;
-constexpr std::size_t kMaxReportBytes = 64 * 1024 * 1024;
 constexpr std::size_t kMaxStackNoteBytes = 4096;
-
-std::optional<double> number_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v == nullptr) return std::nullopt;
-  if (v->is_int64()) return static_cast<double>(v->as_int64());
-  if (v->is_uint64()) return static_cast<double>(v->as_uint64());
-  if (v->is_double()) return v->as_double();
-  return std::nullopt;
-}
 
 std::string string_at(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
@@ -369,35 +359,20 @@ SweepPlan parse_plan_json(std::string_view text) {
 }
 
 SweepRun parse_run_report(std::string_view report_json, std::uint64_t run) {
+  const RunReport report = read_run_report(report_json);
   SweepRun r;
   r.run = run;
-  boost::system::error_code ec;
-  json::value doc = json::parse(report_json, ec);
-  if (ec || !doc.is_object()) {
+  if (!report.object) {
     r.verdict = "error";
     r.error = "report.json is not a JSON object";
     return r;
   }
-  const json::object& o = doc.as_object();
-  r.verdict = string_at(o, "verdict");
-  if (r.verdict.empty()) r.verdict = "error";
-  r.error = string_at(o, "error");
-  r.seconds = number_at(o, "durationSeconds");
-  if (const json::value* stats = o.if_contains("stats"); stats != nullptr && stats->is_object()) {
-    r.stranded = number_at(stats->as_object(), "strandedPods");
-    r.phantom = number_at(stats->as_object(), "phantomAllocations");
-  }
-  const auto armed = net::parse_rfc3339(string_at(o, "armed"));
-  const json::value* windows = o.if_contains("faultWindows");
-  if (armed && windows != nullptr && windows->is_array()) {
-    std::optional<std::chrono::system_clock::time_point> first;
-    for (const auto& w : windows->as_array()) {
-      if (!w.is_object()) continue;
-      auto t = net::parse_rfc3339(string_at(w.as_object(), "first"));
-      if (t && (!first || *t < *first)) first = t;
-    }
-    if (first) r.first_fault_seconds = std::chrono::duration<double>(*first - *armed).count();
-  }
+  r.verdict = report.verdict.empty() ? "error" : report.verdict;
+  r.error = report.error;
+  r.seconds = report.seconds;
+  r.stranded = report.stranded;
+  r.phantom = report.phantom;
+  r.first_fault_seconds = report.first_fault_seconds;
   return r;
 }
 
@@ -628,7 +603,7 @@ SweepPlan read_sweep(const fs::path& dir) {
       std::error_code ec;
       SweepRun r;
       if (fs::exists(rd / "report.json", ec)) {
-        r = parse_run_report(faults::read_regular_file(rd / "report.json", kMaxReportBytes, "a report"), run);
+        r = parse_run_report(faults::read_regular_file(rd / "report.json", max_report_bytes, "a report"), run);
       } else {
         r.run = run;
         r.verdict = "missing";

@@ -33,10 +33,11 @@ std::string report(std::string_view verdict, std::string_view error, bool fired,
   json::object o{{"verdict", verdict},
                  {"error", error.empty() ? json::value(nullptr) : json::value(error)},
                  {"started", "2026-12-07T10:00:00.000Z"},
+                 {"armed", "2026-12-07T10:00:01.000Z"},
                  {"faults", json::array{json::object{{"rule", "r"}, {"matched", 3}, {"fired", fired ? 1 : 0}}}},
                  {"faultWindows", fired ? json::array{json::object{{"rule", "r"},
-                                                                   {"first", "2026-12-07T10:00:02.500Z"},
-                                                                   {"last", "2026-12-07T10:00:02.500Z"}}}
+                                                                   {"first", "2026-12-07T10:00:03.500Z"},
+                                                                   {"last", "2026-12-07T10:00:03.500Z"}}}
                                         : json::array{}},
                  {"checks", std::move(checks)}};
   return json::serialize(o);
@@ -59,7 +60,7 @@ TEST(ExploreRun, FailWithAViolationIsFound) {
   EXPECT_EQ(r.run, 2u);
   ASSERT_EQ(r.violated, std::vector<std::string>{"bound-to-live-node"});
   ASSERT_TRUE(r.first_fault.has_value());
-  EXPECT_DOUBLE_EQ(*r.first_fault, 2.5);
+  EXPECT_DOUBLE_EQ(*r.first_fault, 2.5);  // from the arming
 }
 
 TEST(ExploreRun, AnExpectedViolationIsNotFoundAndOtherErrorsStayErrors) {

@@ -38,7 +38,7 @@ namespace faultline::harness::explore {
 // From a run's report.json: its verdict and the names of the checks it violated.
 struct RunOutcome {
   std::string verdict;                // pass | fail | reproduced | error
-  std::vector<std::string> violated;  // checks[] with status "violated", in report order
+  std::vector<std::string> violated;  // checks[] with status "violated" (expected or not), in report order
 };
 
 struct Candidate {
@@ -146,8 +146,8 @@ class Minimizer {
   std::vector<std::string> skipped_;  // candidates the loader refused: what, why
 };
 
-// The verdict and violated checks of a run, from its report.json text (`verdict`, `checks[].name`,
-// `checks[].status`). Throws std::invalid_argument when it is not such a document.
+// The verdict and violated checks of a run, from its report.json text (read_run_report): every
+// check violated, expected or not. Throws std::invalid_argument when the report is malformed.
 RunOutcome outcome_of_report(std::string_view report_json);
 
 }  // namespace faultline::harness::explore

@@ -36,13 +36,13 @@ struct PlanRun {
   std::string outcome;                // found | pass | inconclusive | error | missing
   std::vector<std::string> violated;  // checks violated (and not expected)
   bool fired = false;                 // every fault rule fired at least once
-  std::optional<double> first_fault;  // seconds from the run's start to the first fault injected
+  std::optional<double> first_fault;  // seconds from the proxy being armed to the first fault (report_read.hpp)
   std::string error;
 };
 
-// A run's outcome from its report.json: `fail` (a plan expects no violation) is `found`; an
-// `error` because a fault never fired is `inconclusive` (the run did not test the plan), any
-// other `error` stays `error`.
+// A run's outcome from its report.json (read_run_report): `fail` (a plan expects no violation)
+// is `found`; an `error` because a fault never fired is `inconclusive` (the run did not test the
+// plan), any other `error` stays `error`.
 PlanRun classify_run(std::string_view report_json, std::uint64_t run);
 
 struct PlanResult {
@@ -81,9 +81,9 @@ struct Exploration {
   std::vector<std::string> shards;  // "1/2", ... as each directory's plan.json says
   std::vector<PlanResult> plans;    // by index
   std::vector<TimelineEvent> reference;
-  std::string reference_dir;                       // where the reference run was read, "" when none
-  std::string reference_note;                      // why there is no timeline
-  std::optional<double> reference_started_offset;  // seconds from the first audit record to the run's start
+  std::string reference_dir;                     // where the reference run was read, "" when none
+  std::string reference_note;                    // why there is no timeline
+  std::optional<double> reference_armed_offset;  // seconds from the first audit record to the proxy being armed
 };
 
 // Reads and merges exploration directories (shards). Throws std::runtime_error on a bad plan.json,

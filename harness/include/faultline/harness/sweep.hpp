@@ -32,7 +32,7 @@ struct SweepRun {
   std::string verdict;    // pass | reproduced | fail | error | missing
   std::optional<double> stranded;
   std::optional<double> phantom;
-  std::optional<double> first_fault_seconds;  // from the proxy being armed to the first fault it injected
+  std::optional<double> first_fault_seconds;  // from the proxy being armed to the first fault (report_read.hpp)
   std::optional<double> seconds;              // the run's duration
   std::string stack;                          // how the stack was had: fresh, reused, or why fresh
   std::string error;
@@ -74,7 +74,8 @@ SweepPlan parse_plan_json(std::string_view text);  // throws std::runtime_error
 std::string cluster_key(const schema::ClusterSettings& c);
 std::vector<std::string> cluster_stack_args(const schema::ClusterSettings& c);
 
-// A run read from report.json's text.
+// A run read from report.json's text (read_run_report): verdict "error" when it is not a JSON
+// object or has no verdict.
 SweepRun parse_run_report(std::string_view report_json, std::uint64_t run);
 
 struct CellSummary {
