@@ -448,6 +448,7 @@ class Runner {
   asio::awaitable<std::optional<std::string>> faults_going_on() {
     std::vector<std::string> what;
     std::vector<std::string> limit_only;
+    bool limit_only_fired = false;  // one of them fired at least once
     if (components_ && components_->busy()) what.emplace_back("a component fault");
     if (proxy_ && armed_) {
       const ProxyAdmin::Activity activity = co_await proxy_->activity();
@@ -459,9 +460,11 @@ class Runner {
         what.push_back("rule " + rule.rule + " (" + phase + ")");
         auto spec = std::find_if(sc_.faults.begin(), sc_.faults.end(),
                                  [&](const faults::Rule& r) { return r.name == rule.rule; });
-        if (phase == "open" && spec != sc_.faults.end() && !spec->when.for_)
+        if (phase == "open" && spec != sc_.faults.end() && !spec->when.for_) {
           limit_only.push_back(rule.rule + " (fired " + std::to_string(rule.fired) + " of its limit of " +
                                std::to_string(spec->when.limit.value_or(0)) + ")");
+          limit_only_fired = limit_only_fired || rule.fired > 0;
+        }
       }
     }
     if (what.empty()) {
@@ -470,11 +473,13 @@ class Runner {
     }
     if (!limit_only.empty() && limit_only.size() == what.size()) {
       if (!limit_only_open_since_) limit_only_open_since_ = clock_.now();
+      // Never fired at all: the run did not test what the scenario asks, as for a trigger never reached.
       if (clock_.now() - *limit_only_open_since_ > settle_time())
-        throw std::runtime_error("fault rule " + limit_only.front() + " did not end within checks.settle (" +
-                                 fixed(seconds_between(*limit_only_open_since_, clock_.now())) +
-                                 "s) after the workload: it has no when.for and can still fire, so the cluster "
-                                 "cannot be judged after the faults");
+        throw std::runtime_error(
+            "fault rule " + limit_only.front() + (limit_only_fired ? " did not end" : " never fired and did not end") +
+            " within checks.settle (" + fixed(seconds_between(*limit_only_open_since_, clock_.now())) +
+            "s) after the workload: it has no when.for and can still fire, so the cluster "
+            "cannot be judged after the faults");
     } else {
       limit_only_open_since_.reset();
     }

@@ -338,6 +338,43 @@ checks:
   EXPECT_NE(slurp(out / "report.html").find(began), std::string::npos);
 }
 
+// A rule with a limit and no window whose match never comes (no client watches configmaps with
+// that user agent) stays open: the run cannot be judged after the faults, an error. That it never
+// fired is said in those words, so that explore counts the plan `inconclusive`, as for a trigger
+// never reached, not `error`.
+TEST(HarnessE2E, ALimitRuleThatNeverFiredIsAnErrorThatSaysSo) {
+  Stack stack("kube-scheduler");
+  ASSERT_TRUE(stack.up()) << stack.log();
+  const fs::path scenario = stack.dir() / "never-fired.yaml";
+  std::ofstream(scenario) << R"(apiVersion: faultline/v1
+kind: Scenario
+metadata: {name: never-fired}
+seed: 3
+workload:
+  nodes: {count: 1}
+  phases:
+    - {name: burst, pods: 2, template: {requests: {cpu: 10m, memory: 16Mi}}}
+faults:
+  - name: reset-a-watch
+    match: {verbs: [watch], resources: [configmaps], userAgents: ["nobody/*"]}
+    when: {limit: 1}
+    action: {type: watch-reset, afterEvents: 1}
+checks:
+  settle: 5s
+  invariants: [pods-bound]
+)";
+  fs::path out = stack.dir() / "report";
+  CommandResult r = run_harness(stack, scenario, out);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  const json::value report = json::parse(slurp(out / "report.json"));
+  EXPECT_EQ(report.at("verdict").as_string(), "error") << r.output;
+  const std::string error(report.at("error").as_string());
+  EXPECT_NE(error.find("fault rule reset-a-watch (fired 0 of its limit of 1) never fired and did not end within "
+                       "checks.settle"),
+            std::string::npos)
+      << error;
+}
+
 // A churn soak at a tiny size (docs/sweeps-and-soaks.md, "Churn soak"): 60 s of churn at 2 pods/s, an outage that
 // repeats every 25 s, invariants at each quiet point and RSS/fds of every component sampled.
 TEST(HarnessE2E, ChurnSoakChecksAtEveryQuietPointAndSamplesTheStack) {

@@ -51,6 +51,17 @@ TEST(ExploreRun, NeverFiredIsInconclusiveNotPass) {
   EXPECT_EQ(r.outcome, "inconclusive");
   EXPECT_FALSE(r.fired);
   EXPECT_EQ(plan_verdict({r}), "inconclusive");
+  // A limit rule left open, never fired (its match never came): inconclusive too. One that fired
+  // and stayed open is an error.
+  const std::string open = " within checks.settle (30.1s) after the workload: it has no when.for and can still fire";
+  EXPECT_EQ(
+      classify_run(
+          report("error", "fault rule w (fired 0 of its limit of 1) never fired and did not end" + open, false, ""), 1)
+          .outcome,
+      "inconclusive");
+  EXPECT_EQ(
+      classify_run(report("error", "fault rule w (fired 1 of its limit of 2) did not end" + open, true, ""), 1).outcome,
+      "error");
 }
 
 TEST(ExploreRun, FailWithAViolationIsFound) {
