@@ -288,17 +288,24 @@ int explore_minimize_step(const std::string& dir_arg, const std::string& id, uns
         out << "candidate " << mdir.string() << "\n";
         return 0;
       }
+      const std::size_t kept_before = m->kept();
       m->record(cand, outcomes);
+      // A run reproduced when it ended fail or reproduced with the targets violated: a run that
+      // ended `error` (a fault that never fired, say) may have checks violated by its cut-short
+      // settle, which prove nothing.
       unsigned reproduced = 0;
       for (const auto& o : outcomes) {
         const std::set<std::string> v(o.violated.begin(), o.violated.end());
-        if (std::includes(v.begin(), v.end(), targets.begin(), targets.end())) ++reproduced;
+        if ((o.verdict == "fail" || o.verdict == "reproduced") &&
+            std::includes(v.begin(), v.end(), targets.begin(), targets.end()))
+          ++reproduced;
       }
-      std::string history = fmt::format("{}\t{}/{}\t{}\n", cand.id, reproduced, outcomes.size(), cand.what);
+      std::string history = fmt::format("{}\t{}/{}\t{}\t{}\n", cand.id, reproduced, outcomes.size(),
+                                        m->kept() > kept_before ? "yes" : "no", cand.what);
       std::string old;
       if (fs::exists(mdir / "history.tsv", ec))
         old = faults::read_regular_file(mdir / "history.tsv", kMaxStateBytes, "a minimizer history");
-      else old = "candidate\treproduced\twhat\n";
+      else old = "candidate\treproduced\tkept\twhat\n";
       net::write_file(mdir / "history.tsv", old + history);
       net::write_file(mdir / "state.json", m->state_json());
       fs::remove(mdir / "pending.json", ec);
@@ -320,7 +327,8 @@ int explore_minimize_step(const std::string& dir_arg, const std::string& id, uns
           cell->contains("site") ? std::string(cell->at("site").as_string()) : "",
           cell->contains("source") ? std::string(cell->at("source").as_string()) : "", vlist, found, counted,
           fs::exists(mdir / "history.tsv", ec)
-              ? fmt::format("{} candidates tried (history.tsv: how often each reproduced)", m->proposed())
+              ? fmt::format("{} candidate(s) tried, {} kept (history.tsv: how often each reproduced)", m->proposed(),
+                            m->kept())
               : std::string("no smaller candidate was left to try"),
           id, id, scheduler);
       net::write_file(mdir / "state.json", m->state_json());
