@@ -416,7 +416,11 @@ int main(int argc, char** argv) {
                    "the reference run's directory (report.json, logs/proxy-audit.jsonl)")
       ->required();
   explore_plan_cmd->add_option("--out", plan_command.out, "the exploration directory")->required();
-  explore_plan_cmd->add_option("--system", plan_command.system, "the system under test's name (default yunikorn)");
+  explore_plan_cmd->add_option("--system", plan_command.system,
+                               "the system under test: a shipped system's name or a system file (default yunikorn)");
+  explore_plan_cmd->add_option("--systems-dir", plan_command.systems_dir,
+                               "the shipped systems, for a name (default $FAULTLINE_SYSTEMS_DIR: harness/systems); "
+                               "the system's explore.components are what kill and pause plans target");
   explore_plan_cmd->add_option("--shard", shard, "I/N: only the plans of shard I of N (default 1/1)");
   explore_plan_cmd->add_option("--max-plans", plan_command.max_plans, "keep the first N plans (default: all)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
@@ -452,6 +456,7 @@ int main(int argc, char** argv) {
     }
     plan_command.shard_index = static_cast<unsigned>(std::stoul(sm[1].str()));
     plan_command.shard_count = static_cast<unsigned>(std::stoul(sm[2].str()));
+    default_from(plan_command.systems_dir, {}, "FAULTLINE_SYSTEMS_DIR");
     return fe::explore_plan(plan_command, std::cout, std::cerr);
   }
   if (*explore_minimize_cmd)

@@ -18,6 +18,7 @@
 #include "faultline/harness/explore_report.hpp"
 #include "faultline/harness/report_read.hpp"
 #include "faultline/harness/schema/scenario.hpp"
+#include "faultline/harness/schema/system.hpp"
 #include "faultline/harness/schema/yaml_edit.hpp"
 #include "faultline/net/certs.hpp"
 
@@ -161,6 +162,20 @@ int explore_plan(const PlanCommand& c, std::ostream& out, std::ostream& err) {
           read_run_report(faults::read_regular_file(ref / "report.json", max_report_bytes, "a report"));
       if (!report.object) throw std::runtime_error((ref / "report.json").string() + ": " + report.malformed);
       options.armed = report.armed;
+      options.finished = report.finished;
+    }
+    // The system's file says which components its kill and pause plans target.
+    std::string components_said;
+    if (!c.systems_dir.empty() || fs::is_regular_file(c.system, ec)) {
+      const schema::System system = schema::load_system_file(schema::resolve_system(c.system, c.systems_dir));
+      options.components = system.explore_components;
+      std::string targets;
+      for (const auto& component : options.components)
+        targets += (targets.empty() ? "" : ", ") + std::string(schema::name_of(component.target));
+      components_said = targets.empty() ? "the stack's scheduler (" + system.source + " declares no explore.components)"
+                                        : targets + " (explore.components of " + system.source + ")";
+    } else {
+      components_said = "the stack's scheduler (system " + c.system + " not looked up: no --systems-dir)";
     }
     Plans generated = generate_plans(reference, records, options);
     if (c.max_plans != 0 && generated.plans.size() > c.max_plans) {
@@ -205,7 +220,8 @@ int explore_plan(const PlanCommand& c, std::ostream& out, std::ostream& err) {
     net::write_file(dir / "generation.tsv", generation_tsv(generated.rules));
     out << c.scenario_file << ": " << records.size() << " audit records of the reference run, "
         << generated.plans.size() << " plans; shard " << c.shard_index << "/" << c.shard_count << ": " << mine.size()
-        << " -> " << (dir / "plan.json").string() << "\n";
+        << " -> " << (dir / "plan.json").string() << "\n"
+        << "  kill and pause plans target " << components_said << "\n";
     for (const auto& r : generated.rules)
       out << fmt::format("  {:<24} produced {:>6}  removed {:>6}{}\n", r.name, r.produced, r.removed,
                          r.why_removed.empty() ? "" : "  (" + r.why_removed + ")");

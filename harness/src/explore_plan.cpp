@@ -123,6 +123,16 @@ std::string agent_short(std::string_view ua) {
   return std::string(ua.substr(0, ua.find('/')));
 }
 
+// A short name for the id of a peer's plans: the first word of its user agent when that names the
+// process ("airflow-scheduler-2" of "airflow-scheduler-2 OpenAPI-Generator/23.6.0/python"), else
+// agent_short.
+std::string peer_short(std::string_view ua) {
+  const auto space = ua.find(' ');
+  if (space != std::string_view::npos && space > 0 && ua.substr(0, space).find('/') == std::string_view::npos)
+    return std::string(ua.substr(0, space));
+  return agent_short(ua);
+}
+
 std::string slug(std::string_view s) {
   std::string out;
   for (char c : s) {
@@ -153,6 +163,16 @@ struct Entry {
   std::string glob;          // agent_glob(user agent)
 };
 
+// A user agent of the system (by agent_glob) and its first record as the harness counts a
+// component fault's trigger: in the order the records were written (seq), from arming on, only
+// those written during the run.
+struct AgentStart {
+  std::string glob;
+  const Record* first = nullptr;  // its first record counted; nullptr: none
+  bool before_arm = false;        // it made a request before arming: there from the start
+  bool kept_open = false;         // a record of it ended after the run (a watch kept open)
+};
+
 struct Audit {
   std::vector<Entry> entries;  // the records since arming, in the order the proxy saw them (ts, then seq)
   // Watches opened before arming (a system's informers start with it) that ran into the run: no
@@ -160,6 +180,8 @@ struct Audit {
   std::vector<Entry> watches_before_arm;
   std::uint64_t read = 0, beyond_bound = 0, before_arm = 0, ignored = 0;
   std::optional<Clock::time_point> armed;  // times in the plans' text count from here, else from the first request
+  // The system's user agents (by agent_glob) in the order of their first record the harness counts.
+  std::vector<AgentStart> agent_starts;
 };
 
 Audit read_audit(const std::vector<Record>& records, const GenerateOptions& options) {
@@ -170,6 +192,25 @@ Audit read_audit(const std::vector<Record>& records, const GenerateOptions& opti
   a.beyond_bound = records.size() - n;
   std::vector<const Record*> order;
   order.reserve(n);
+  std::map<std::string, AgentStart> starts;  // by glob
+  for (std::size_t i = 0; i < n; ++i) {
+    const Record& r = records[i];
+    if (std::none_of(options.ignored_user_agents.begin(), options.ignored_user_agents.end(),
+                     [&](const std::string& p) { return r.user_agent.starts_with(p); })) {
+      AgentStart& start = starts[agent_glob(r.user_agent)];
+      if (options.armed && r.ts < *options.armed) start.before_arm = true;
+      else if (options.finished && r.ts + r.duration > *options.finished) start.kept_open = true;
+      else if (start.first == nullptr || r.seq < start.first->seq) start.first = &r;
+    }
+  }
+  for (auto& [glob, start] : starts) {
+    start.glob = glob;
+    a.agent_starts.push_back(std::move(start));
+  }
+  std::stable_sort(a.agent_starts.begin(), a.agent_starts.end(), [](const AgentStart& x, const AgentStart& y) {
+    if ((x.first == nullptr) != (y.first == nullptr)) return y.first == nullptr;
+    return x.first != nullptr && x.first->seq < y.first->seq;
+  });
   for (std::size_t i = 0; i < n; ++i) {
     if (options.armed && records[i].ts < *options.armed) {
       ++a.before_arm;
@@ -335,19 +376,39 @@ struct Ctx {
 };
 
 // "2.9 s after arming", or "... after the first request" when the time of arming is not known.
-std::string seconds_after(const Audit& a, std::size_t entry) {
-  const auto d = a.entries[entry].record->ts - a.armed.value_or(a.entries.front().record->ts);
+std::string seconds_after(const Audit& a, Clock::time_point t) {
+  const auto d = t - a.armed.value_or(a.entries.front().record->ts);
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
   return std::string(buf) + (a.armed ? " after arming" : " after the first request");
+}
+
+std::string seconds_after(const Audit& a, std::size_t entry) { return seconds_after(a, a.entries[entry].record->ts); }
+
+// A site's part of plan ids: "create-pods-binding", with "-<agent>" when several agents write it.
+std::string site_key_id(const Site& s, const std::map<std::string, std::size_t>& agents_per_key) {
+  return slug(s.verb + "-" + s.resource_sub) +
+         (agents_per_key.at(s.verb + " " + s.resource_sub) > 1 ? "-" + slug(s.agent) : "");
+}
+
+std::string occurrence_text(const Site& s, const Occurrence& o) {
+  return s.verb + " " + s.resource_sub + " by " + s.glob + " (occurrence " + std::to_string(o.position) + " of " +
+         std::to_string(s.total) + ", " + o.detail + ")";
+}
+
+const std::map<std::string, int>& occurrence_tiers() {
+  static const std::map<std::string, int> tiers = {{"first", 0}, {"densest", 1}, {"late", 2}};
+  return tiers;
 }
 
 // Rainmaker (fault injection at the client's HTTP requests, "Rainmaker: Chaos testing for
 // Kubernetes controllers via request-level fault injection"): every write of a controller may fail
 // transiently (500, 503, 429), conflict (409), be applied with the answer lost, or be cut.
 // CrashTuner (crash-recovery bugs at meta-info accesses): the process dies or stalls right after
-// it wrote meta-information (bindings, node and lease updates, status).
-void write_plans(Ctx& ctx, const std::vector<Site>& sites, const std::map<std::string, std::size_t>& agents_per_key) {
+// it wrote meta-information (bindings, node and lease updates, status): the stack's `scheduler`,
+// unless the system declares its components (`default_components` false: component_plans).
+void write_plans(Ctx& ctx, const std::vector<Site>& sites, const std::map<std::string, std::size_t>& agents_per_key,
+                 bool default_components) {
   struct Variant {
     std::string kind, id, action;
   };
@@ -359,17 +420,15 @@ void write_plans(Ctx& ctx, const std::vector<Site>& sites, const std::map<std::s
       {"write-drop-response", "drop-response", "{type: drop-response}"},
       {"write-cut", "cut", "{type: reset}"},
   };
-  const std::map<std::string, int> tier_of = {{"first", 0}, {"densest", 1}, {"late", 2}};
+  const auto& tier_of = occurrence_tiers();
   for (const Site& s : sites) {
     const auto occurrences = occurrences_of(ctx.a, s);
-    const std::string key = s.verb + " " + s.resource_sub;
-    const std::string key_id =
-        slug(s.verb + "-" + s.resource_sub) + (agents_per_key.at(key) > 1 ? "-" + slug(s.agent) : "");
-    const bool meta = s.verb != "delete" && (s.subresource == "binding" || s.subresource == "status" ||
-                                             s.resource == "nodes" || s.resource == "leases");
+    const std::string key_id = site_key_id(s, agents_per_key);
+    const bool meta =
+        default_components && s.verb != "delete" &&
+        (s.subresource == "binding" || s.subresource == "status" || s.resource == "nodes" || s.resource == "leases");
     for (const Occurrence& o : occurrences) {
-      const std::string site_text = key + " by " + s.glob + " (occurrence " + std::to_string(o.position) + " of " +
-                                    std::to_string(s.total) + ", " + o.detail + ")";
+      const std::string site_text = occurrence_text(s, o);
       for (const Variant& v : variants) {
         Candidate c;
         c.plan.kind = v.kind;
@@ -402,6 +461,112 @@ void write_plans(Ctx& ctx, const std::vector<Site>& sites, const std::map<std::s
       }
     }
   }
+}
+
+// CrashTuner for the components a system file declares (GenerateOptions::components): each one
+// killed or paused, for each of its lengths, (a) right after each occurrence of each of its own
+// write sites (any write: what a declared component writes is what it tells the others), and
+// (b) right after the first request of each peer: a user agent of the system, not the component's
+// own, whose first request came after arming (a replica or peer that started during the run, the
+// moment a takeover begins). The harness counts a component fault's `afterMatches` over the audit
+// records in the order they are written, from arming on: the peer's first request is its first
+// record in that order, and a watch that ended after the run (kept open, added afterwards) is none.
+void component_plans(Ctx& ctx, const std::vector<Site>& sites, const std::map<std::string, std::size_t>& agents_per_key,
+                     const std::vector<schema::ExploreComponent>& components) {
+  const Audit& a = ctx.a;
+  const auto& tier_of = occurrence_tiers();
+  ctx.rule("components");
+  std::uint64_t made = 0, no_sites = 0, there_before = 0, kept_open_only = 0, unknown_arming = 0;
+  for (const schema::ExploreComponent& component : components) {
+    faults::Match own;
+    own.user_agents = component.user_agents;
+    const std::string target(schema::name_of(component.target));
+    // Each action and length: (kind, id prefix, the componentFaults entry up to `when`).
+    struct Variant {
+      std::string kind, id, yaml;
+    };
+    std::vector<Variant> variants;
+    for (const schema::ComponentAction action : component.actions) {
+      for (const faults::Duration down : component.down_for) {
+        const std::string kind(schema::name_of(action));
+        const std::string length = faults::format_duration(down);
+        Variant v;
+        v.kind = kind;
+        // The default length keeps the default plans' ids; another one names itself.
+        v.id = kind + (length == component_down_for ? "" : "-" + length);
+        v.yaml = "  - name: " + kind + "-" + target + "\n    target: " + target + "\n    action: " + kind +
+                 "\n    downFor: " + length + "\n";
+        variants.push_back(std::move(v));
+      }
+    }
+    auto add = [&](const Variant& v, const std::string& id_tail, const std::string& site, const std::string& when,
+                   int tier) {
+      Candidate c;
+      c.plan.kind = v.kind;
+      c.plan.id = v.id + "-after-" + id_tail;
+      c.plan.site = site;
+      c.plan.source = "CrashTuner";
+      c.plan.faults = {v.kind + "-" + target};
+      c.component_yaml = v.yaml + "    when: " + when + "\n";
+      c.tier = tier;
+      ctx.add(std::move(c));
+      ++made;
+    };
+    // (a) Its own writes.
+    bool any_site = false;
+    for (const Site& s : sites) {
+      if (!own.matches(a.entries[s.effective.front()].request)) continue;
+      any_site = true;
+      const std::string key_id = site_key_id(s, agents_per_key);
+      for (const Occurrence& o : occurrences_of(a, s)) {
+        const std::string site = "right after " + occurrence_text(s, o) + ", its own write";
+        // The harness starts a component fault once `afterMatches` requests are in the audit log:
+        // right after the occurrence itself.
+        const std::string when = "{afterMatches: " + std::to_string(o.position) + ", of: " + s.spec.yaml() + "}";
+        for (const Variant& v : variants) add(v, key_id + "-" + o.label, site, when, tier_of.at(o.label));
+      }
+    }
+    no_sites += !any_site;
+    // (b) The first request of each peer that started during the run.
+    for (const AgentStart& start : a.agent_starts) {
+      const Record* first = start.first;
+      const std::string& ua = first != nullptr ? first->user_agent : start.glob;
+      if (own.matches(faults::make_request("GET", "/", {{"User-Agent", ua}}))) continue;
+      if (!a.armed) {
+        ++unknown_arming;
+        continue;
+      }
+      if (start.before_arm) {
+        ++there_before;
+        continue;
+      }
+      if (first == nullptr) {
+        kept_open_only += start.kept_open;
+        continue;
+      }
+      const auto info = faults::make_request(first->method, first->path, {{"User-Agent", ua}}).info;
+      const std::string request = info.verb + (info.resource.empty() ? " " + first->path : " " + info.resource) +
+                                  (info.subresource.empty() ? "" : "/" + info.subresource);
+      const std::string site = "right after the first request of " + start.glob + " (" + request + ", " +
+                               seconds_after(a, first->ts) + "), a peer that started during the run";
+      const MatchSpec of{{}, {}, {}, {}, {start.glob}};
+      for (const Variant& v : variants)
+        add(v, "first-request-" + peer_short(ua), site, "{afterMatches: 1, of: " + of.yaml() + "}", 0);
+    }
+  }
+  ctx.rule("components").produced = made;
+  ctx.removed("components", no_sites,
+              std::to_string(no_sites) + " components none of whose own writes succeeded (no plan after its writes)");
+  ctx.removed("components", unknown_arming,
+              std::to_string(unknown_arming) +
+                  " user agents not taken for peers: the reference run's time of arming is unknown (report.json)");
+  ctx.removed("components", there_before,
+              std::to_string(there_before) +
+                  " user agents that made requests before arming: not peers that started during the run");
+  ctx.removed("components", kept_open_only,
+              std::to_string(kept_open_only) +
+                  " user agents whose requests after arming all ended after the run (watches kept open): the "
+                  "harness never counts them");
 }
 
 // A watched resource: (user agent glob, resource) of the system's watches.
@@ -1070,7 +1235,8 @@ Plans generate_plans(std::string_view reference_scenario_text, const std::vector
   }
 
   const Facts f = collect(ctx);
-  write_plans(ctx, f.reached, f.agents_per_key);
+  write_plans(ctx, f.reached, f.agents_per_key, options.components.empty());
+  if (!options.components.empty()) component_plans(ctx, f.reached, f.agents_per_key, options.components);
   outage_plans(ctx, f);
   watch_plans(ctx, f);
   stale_read_plans(ctx, f);

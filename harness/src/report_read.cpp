@@ -105,6 +105,7 @@ RunReport read_run_report(std::string_view report_json) {
   r.error = string_at(o, "error");
   read_checks(o, r);
   r.armed = net::parse_rfc3339(string_at(o, "armed"));
+  r.finished = net::parse_rfc3339(string_at(o, "finished"));
   read_faults(o, r);
   r.seconds = number_at(o, "durationSeconds");
   if (const json::value* stats = o.if_contains("stats"); stats != nullptr && stats->is_object()) {

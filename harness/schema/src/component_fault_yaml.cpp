@@ -57,10 +57,9 @@ std::optional<ComponentFault> parse_fault(const YAML::Node& node, const std::str
       reader.error_at("downFor", "kill needs downFor: how long the component stays down before it is started again");
     if (!takes_down_for && reader.has("downFor"))
       reader.error_at("downFor", "only kill and pause take downFor, not " + std::string(name_of(fault.action)));
-    if (target && fault.target == Component::airflow_scheduler &&
-        (fault.action == ComponentAction::kill || fault.action == ComponentAction::restart))
-      reader.error_at("action", "airflow-scheduler can be paused and resumed only, not " +
-                                    std::string(name_of(fault.action)) + ": nothing can start it again");
+    if (target)
+      if (auto problem = component_action_problem(fault.target, fault.action); !problem.empty())
+        reader.error_at("action", problem);
   }
   reader.finish();
   if (!target || !action) return std::nullopt;

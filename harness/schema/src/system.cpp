@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "faultline/faults/match.hpp"
 #include "faultline/faults/yaml_load.hpp"
 #include "faultline/harness/schema/invariants.hpp"
 
@@ -260,6 +261,103 @@ class Loader {
     system_.variant = std::move(v);
   }
 
+  // explore.components[]: a componentFaults target, the user agents of its own requests, the
+  // actions (those of kill and pause the target takes) and lengths its plans use.
+  void parse_explore_component(const YAML::Node& node, const std::string& path) {
+    detail::MapReader m(node, path, errors_);
+    if (!m.valid()) return;
+    ExploreComponent c;
+    const std::vector<std::string_view> targets(component_names.begin(), component_names.end());
+    auto target = m.choice("target", targets, true);
+    if (target) c.target = static_cast<Component>(std::find(targets.begin(), targets.end(), *target) - targets.begin());
+    if (auto agents = list(m, "userAgents", false, true)) {
+      if (agents->empty()) m.error_at("userAgents", "expected at least one glob of the component's User-Agent");
+      for (std::size_t i = 0; i < agents->size(); ++i) {
+        const std::string& glob = (*agents)[i];
+        const std::string at = m.path_of("userAgents") + "[" + std::to_string(i) + "]";
+        if (glob.empty()) errors_.add(node["userAgents"][i].Mark(), at, "expected a glob, got an empty string");
+        else if (glob.size() > faults::max_glob_pattern_bytes)
+          errors_.add(node["userAgents"][i].Mark(), at,
+                      "pattern of " + std::to_string(glob.size()) + " bytes is longer than the maximum of " +
+                          std::to_string(faults::max_glob_pattern_bytes) + " bytes");
+      }
+      c.user_agents = *agents;
+    }
+    if (m.has("actions")) {
+      if (auto actions = list(m, "actions", false)) {
+        if (actions->empty()) m.error_at("actions", "expected kill, pause or both");
+        for (std::size_t i = 0; i < actions->size(); ++i) {
+          const std::string& a = (*actions)[i];
+          const std::string at = m.path_of("actions") + "[" + std::to_string(i) + "]";
+          const YAML::Mark mark = node["actions"][i].Mark();
+          if (a != "kill" && a != "pause") {
+            errors_.add(mark, at, "must be one of kill, pause, got \"" + a + "\"");
+            continue;
+          }
+          const ComponentAction action = a == "kill" ? ComponentAction::kill : ComponentAction::pause;
+          if (std::find(c.actions.begin(), c.actions.end(), action) != c.actions.end()) {
+            errors_.add(mark, at, "\"" + a + "\" is listed twice");
+            continue;
+          }
+          if (target)
+            if (auto problem = component_action_problem(c.target, action); !problem.empty()) {
+              errors_.add(mark, at, problem);
+              continue;
+            }
+          c.actions.push_back(action);
+        }
+      }
+    } else {
+      m.take("actions");  // known, for the list of allowed keys
+      for (const ComponentAction action : {ComponentAction::kill, ComponentAction::pause})
+        if (component_action_problem(c.target, action).empty()) c.actions.push_back(action);
+    }
+    if (m.has("downFor")) {
+      if (auto lengths = list(m, "downFor", false)) {
+        if (lengths->empty()) m.error_at("downFor", "expected at least one length");
+        if (lengths->size() > max_explore_down_for)
+          m.error_at("downFor", std::to_string(lengths->size()) + " lengths; the maximum is " +
+                                    std::to_string(max_explore_down_for));
+        for (std::size_t i = 0; i < lengths->size() && i < max_explore_down_for; ++i) {
+          const std::string& text = (*lengths)[i];
+          const std::string at = m.path_of("downFor") + "[" + std::to_string(i) + "]";
+          const YAML::Mark mark = node["downFor"][i].Mark();
+          const auto d = faults::parse_duration(text);
+          if (!d) errors_.add(mark, at, faults::duration_problem(text));
+          else if (d->count() <= 0) errors_.add(mark, at, "must be greater than 0");
+          else if (*d > max_explore_down_for_length)
+            errors_.add(mark, at,
+                        "must be at most " + faults::format_duration(max_explore_down_for_length) + ", got " + text);
+          else if (std::find(c.down_for.begin(), c.down_for.end(), *d) != c.down_for.end())
+            errors_.add(mark, at, "\"" + text + "\" is listed twice");
+          else c.down_for.push_back(*d);
+        }
+      }
+    } else {
+      m.take("downFor");  // known, for the list of allowed keys
+      c.down_for.push_back(std::chrono::seconds(10));
+    }
+    m.finish();
+    system_.explore_components.push_back(std::move(c));
+  }
+
+  void parse_explore(detail::MapReader& r) {
+    const YAML::Node node = r.take("components");
+    if (!node.IsDefined() || node.IsNull()) return;
+    if (!node.IsSequence()) {
+      errors_.add(node.Mark(), r.path_of("components"), "expected a list of components, got " + detail::describe(node));
+      return;
+    }
+    if (node.size() > max_explore_components) {
+      errors_.add(
+          node.Mark(), r.path_of("components"),
+          std::to_string(node.size()) + " components; the maximum is " + std::to_string(max_explore_components));
+      return;
+    }
+    for (std::size_t i = 0; i < node.size(); ++i)
+      parse_explore_component(node[i], r.path_of("components") + "[" + std::to_string(i) + "]");
+  }
+
   std::string absolute(const std::string& path) const {
     fs::path p(path);
     if (path.starts_with("{") || p.is_absolute()) return path;  // a placeholder ({system_dir}/...) or absolute
@@ -427,6 +525,7 @@ class Loader {
     if (auto v = list(root, "scenarios", false)) system_.scenarios = *v;
     section(root, "variant", [&](detail::MapReader& r) { parse_variant(r); });
     section(root, "hooks", [&](detail::MapReader& r) { parse_hooks(r); });
+    section(root, "explore", [&](detail::MapReader& r) { parse_explore(r); });
     root.finish();
   }
 
@@ -531,6 +630,16 @@ boost::json::value system_json(const System& s) {
         {"env", s.variant->env}, {"default", s.variant->default_value}, {"values", json_list(s.variant->values)}};
   json::value checks = nullptr;
   if (s.checks) checks = json_list(*s.checks);
+  json::array explore_components;
+  for (const auto& c : s.explore_components) {
+    json::array actions, down_for;
+    for (const auto a : c.actions) actions.emplace_back(name_of(a));
+    for (const auto d : c.down_for) down_for.emplace_back(faults::format_duration(d));
+    explore_components.push_back(json::object{{"target", name_of(c.target)},
+                                              {"userAgents", json_list(c.user_agents)},
+                                              {"actions", std::move(actions)},
+                                              {"downFor", std::move(down_for)}});
+  }
   return json::object{
       {"file", s.source},
       {"dir", s.dir.string()},
@@ -562,6 +671,7 @@ boost::json::value system_json(const System& s) {
                              {"collect", std::move(collect)},
                              {"down", json_list(s.hooks.down)},
                              {"timeoutSeconds", s.hooks.timeout.count()}}},
+      {"explore", json::object{{"components", std::move(explore_components)}}},
   };
 }
 

@@ -18,6 +18,7 @@
 #include "faultline/faults/engine.hpp"
 #include "faultline/faults/request.hpp"
 #include "faultline/harness/explore_plan.hpp"
+#include "faultline/harness/schema/component_fault.hpp"
 #include "faultline/harness/schema/scenario.hpp"
 #include "files.hpp"
 
@@ -474,6 +475,215 @@ TEST(ExplorePlan, OddRequestsStillMakeLoadablePlans) {
   EXPECT_EQ(rule_named(plans, "invalid").removed, 0u) << rule_named(plans, "invalid").why_removed;
   EXPECT_EQ(plan_named(plans, "write-500-create-configmaps-first").site,
             "create configmaps by no-slash?? (occurrence 1 of 1, first)");
+}
+
+// An Airflow reference run as the proxy's audit log holds it (written and read with its codec, in
+// the order the log writes records: when each request ended): kube-scheduler and a triggerer there
+// before arming; after it, scheduler 1 creates its worker pods, kube-scheduler binds them, then
+// scheduler 2 starts (a pod watch it keeps open, a short watch, a list that ends first) and
+// relabels the pods; scheduler 3
+// only opens a watch it keeps open. The watches kept open through the run are added at the end,
+// ended after the run, as scripts/explore adds them.
+const auto kT0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+const auto kArmed = kT0 + std::chrono::seconds(1);
+const auto kFinished = kT0 + std::chrono::seconds(100);
+constexpr const char* kScheduler1 = "airflow-scheduler-1 OpenAPI-Generator/23.6.0/python";
+constexpr const char* kScheduler2 = "airflow-scheduler-2 OpenAPI-Generator/23.6.0/python";
+constexpr const char* kKubeScheduler = "kube-scheduler/v1.36.4 (linux/amd64) kubernetes/$Format/scheduler";
+
+struct AirflowTrace {
+  std::string lines;
+  std::uint64_t seq = 0;
+  void add(const char* agent, const std::string& method, const std::string& path, int status, double at_seconds,
+           double for_seconds = 0.05) {
+    audit::Record r;
+    r.user_agent = agent;
+    r.proto = "h1";
+    r.method = method;
+    r.path = path;
+    const auto info = faults::make_request(method, path, {{"User-Agent", agent}}).info;
+    r.verb = info.verb;
+    r.resource = info.resource;
+    r.subresource = info.subresource;
+    r.namespace_ = info.namespace_;
+    r.name = info.name;
+    r.watch = info.verb == "watch";
+    r.status = status;
+    r.upstream_status = status;
+    r.bytes_out = 4096;
+    r.duration = std::chrono::microseconds(static_cast<std::int64_t>(for_seconds * 1e6));
+    lines +=
+        audit::to_json_line(r, ++seq, kT0 + std::chrono::microseconds(static_cast<std::int64_t>(at_seconds * 1e6)));
+  }
+};
+
+std::vector<audit::Record> airflow_trace() {
+  AirflowTrace t;
+  t.add(kKubeScheduler, "GET", "/api/v1/nodes", 200, 0.2);
+  t.add("airflow-triggerer OpenAPI-Generator/23.6.0/python", "GET", "/api/v1/namespaces/airflow/pods", 200, 0.3);
+  t.add(kScheduler1, "GET", "/api/v1/namespaces/airflow/pods", 200, 2.0);
+  t.add("faultline-harness/0.1", "POST", "/api/v1/namespaces/faultline/pods", 201, 2.5);
+  for (int i = 0; i < 4; ++i) {
+    t.add(kScheduler1, "POST", "/api/v1/namespaces/airflow/pods", 201, 3.0 + 0.2 * i);
+    t.add(kKubeScheduler, "POST", "/api/v1/namespaces/airflow/pods/long-" + std::to_string(i) + "/binding", 201,
+          3.1 + 0.2 * i);
+  }
+  t.add(kScheduler2, "GET", "/api/v1/namespaces/airflow/pods", 200, 11.0);
+  // Started before that list, written after it: the harness counts the list first.
+  t.add(kScheduler2, "GET", "/api/v1/namespaces/airflow/pods?watch=true&timeoutSeconds=1", 200, 10.5, 1.5);
+  t.add("airflow-triggerer OpenAPI-Generator/23.6.0/python", "GET", "/api/v1/namespaces/airflow/pods", 200, 20.0);
+  for (int i = 0; i < 4; ++i)
+    t.add(kScheduler2, "PATCH", "/api/v1/namespaces/airflow/pods/long-" + std::to_string(i), 200, 30.0 + 0.5 * i);
+  // Kept open through the run, added afterwards: ended after the run.
+  t.add(kKubeScheduler, "GET", "/api/v1/pods?watch=true", 200, 0.5, 150);
+  t.add(kScheduler2, "GET", "/api/v1/namespaces/airflow/pods?watch=true", 200, 10.0, 140);
+  t.add("airflow-scheduler-3 OpenAPI-Generator/23.6.0/python", "GET", "/api/v1/namespaces/airflow/pods?watch=true", 200,
+        12.0, 140);
+  auto decoded = audit::decode_lines(t.lines);
+  EXPECT_EQ(decoded.malformed, 0u) << decoded.first_error;
+  return decoded.records;
+}
+
+constexpr const char* kAirflowScenario = R"(apiVersion: faultline/v1
+kind: Scenario
+metadata: {name: airflow-unit}
+workload:
+  namespace: faultline
+  nodes: {count: 2, capacity: {cpu: "32", memory: 256Gi, pods: "110"}}
+  phases:
+    - {name: canary, pods: 1}
+checks:
+  settle: 20s
+  invariants: [no-unexpected-deletes]
+)";
+
+GenerateOptions airflow_options() {
+  GenerateOptions options;
+  options.armed = kArmed;
+  options.finished = kFinished;
+  schema::ExploreComponent c;
+  c.target = schema::Component::airflow_scheduler;
+  c.user_agents = {"airflow-scheduler-1 *"};
+  c.actions = {schema::ComponentAction::pause};
+  c.down_for = {std::chrono::seconds(10), std::chrono::seconds(40)};
+  options.components = {c};
+  return options;
+}
+
+std::vector<std::string> crashtuner_ids(const Plans& plans) {
+  std::vector<std::string> out;
+  for (const auto& p : plans.plans)
+    if (p.source == "CrashTuner") out.push_back(p.id);
+  return out;
+}
+
+std::string component_faults_of(const Plan& p) {
+  const auto at = p.scenario_yaml.find("\ncomponentFaults:\n");
+  return at == std::string::npos ? "" : p.scenario_yaml.substr(at + 1);
+}
+
+// The audit record after which the harness starts the plan's component fault: it counts the
+// records in the order they were written, from arming on, until the run's end.
+std::string fires_after(const Plan& p, const std::vector<audit::Record>& records) {
+  const auto loaded = schema::load_scenario_text(p.scenario_yaml, p.id);
+  const auto& fault = loaded->component_faults.at(0);
+  std::uint64_t matched = 0;
+  for (const auto& r : records) {
+    if (r.ts < kArmed || r.ts + r.duration > kFinished) continue;
+    if (fault.trigger->of.matches(faults::make_request(r.method, r.path, {{"User-Agent", r.user_agent}}))) ++matched;
+    if (schema::component_fault_due(fault, faults::Duration(0), matched))
+      return r.user_agent.substr(0, r.user_agent.find(' ')) + " " + r.method + " " + r.path + " #" +
+             std::to_string(r.seq);
+  }
+  return "never";
+}
+
+TEST(ExplorePlan, DeclaredComponentIsPausedAfterItsOwnWritesAndAfterAPeerStarts) {
+  const auto records = airflow_trace();
+  const Plans plans = generate_plans(kAirflowScenario, records, airflow_options());
+  EXPECT_EQ(crashtuner_ids(plans),
+            (std::vector<std::string>{"pause-after-create-pods-first", "pause-40s-after-create-pods-first",
+                                      "pause-after-create-pods-densest", "pause-40s-after-create-pods-densest",
+                                      "pause-after-first-request-airflow-scheduler-2",
+                                      "pause-40s-after-first-request-airflow-scheduler-2"}));
+  EXPECT_EQ(rule_named(plans, "invalid").removed, 0u) << rule_named(plans, "invalid").why_removed;
+  const Plan& peer = plan_named(plans, "pause-40s-after-first-request-airflow-scheduler-2");
+  EXPECT_EQ(peer.kind, "pause");
+  EXPECT_EQ(peer.source, "CrashTuner");
+  EXPECT_EQ(peer.faults, std::vector<std::string>{"pause-airflow-scheduler"});
+  EXPECT_EQ(component_faults_of(peer),
+            "componentFaults:\n  - name: pause-airflow-scheduler\n    target: airflow-scheduler\n    action: pause\n"
+            "    downFor: 40s\n    when: {afterMatches: 1, of: {userAgents: [\"airflow-scheduler-2 "
+            "OpenAPI-Generator/*\"]}}\n");
+  // Its first request is the list, the first one written: not the watch it opened half a second
+  // earlier, written after the list, nor the one it opened a second earlier and kept open past the run.
+  EXPECT_EQ(peer.site,
+            "right after the first request of airflow-scheduler-2 OpenAPI-Generator/* (list pods, 10.0 s after "
+            "arming), a peer that started during the run");
+  EXPECT_EQ(fires_after(peer, records), "airflow-scheduler-2 GET /api/v1/namespaces/airflow/pods #13");
+  EXPECT_EQ(component_faults_of(plan_named(plans, "pause-after-first-request-airflow-scheduler-2")),
+            "componentFaults:\n  - name: pause-airflow-scheduler\n    target: airflow-scheduler\n    action: pause\n"
+            "    downFor: 10s\n    when: {afterMatches: 1, of: {userAgents: [\"airflow-scheduler-2 "
+            "OpenAPI-Generator/*\"]}}\n");
+  const Plan& own = plan_named(plans, "pause-40s-after-create-pods-densest");
+  EXPECT_EQ(component_faults_of(own),
+            "componentFaults:\n  - name: pause-airflow-scheduler\n    target: airflow-scheduler\n    action: pause\n"
+            "    downFor: 40s\n    when: {afterMatches: 3, of: {verbs: [create], resources: [\"pods\"], userAgents: "
+            "[\"airflow-scheduler-1 OpenAPI-Generator/*\"]}}\n");
+  EXPECT_EQ(own.site,
+            "right after create pods by airflow-scheduler-1 OpenAPI-Generator/* (occurrence 3 of 4, densest burst, 4 "
+            "in one second), its own write");
+  EXPECT_EQ(fires_after(own, records), "airflow-scheduler-1 POST /api/v1/namespaces/airflow/pods #9");
+  EXPECT_EQ(fires_after(plan_named(plans, "pause-after-create-pods-first"), records),
+            "airflow-scheduler-1 POST /api/v1/namespaces/airflow/pods #5");
+  // kube-scheduler's binds are not the component's: no plan after them, and not the default's.
+  for (const auto& p : plans.plans) EXPECT_EQ(p.id.find("kill"), std::string::npos) << p.id;
+  // The triggerer and kube-scheduler were there before arming; scheduler 3 made no request the
+  // harness counts (its only one is a watch that ended after the run); the harness is not the system.
+  const GenerationRule& rule = rule_named(plans, "components");
+  EXPECT_EQ(rule.produced, 6u);
+  EXPECT_EQ(rule.removed, 3u);
+  EXPECT_EQ(rule.why_removed,
+            "2 user agents that made requests before arming: not peers that started during the run; 1 user agents "
+            "whose requests after arming all ended after the run (watches kept open): the harness never counts them");
+  EXPECT_EQ(rule_named(plans, "pause").produced, 6u);
+  EXPECT_NE(generation_tsv(plans.rules).find("\ncomponents\t6\t3\t2 user agents"), std::string::npos)
+      << generation_tsv(plans.rules);
+}
+
+TEST(ExplorePlan, APeerIsOnlyOneThatStartedAfterArming) {
+  auto records = airflow_trace();
+  // Scheduler 2 also made a request before arming: it was there all along, no takeover to catch.
+  audit::Record early = records.front();
+  early.user_agent = kScheduler2;
+  early.ts = kT0 + std::chrono::milliseconds(700);
+  records.insert(records.begin() + 1, early);
+  Plans plans = generate_plans(kAirflowScenario, records, airflow_options());
+  EXPECT_EQ(crashtuner_ids(plans),
+            (std::vector<std::string>{"pause-after-create-pods-first", "pause-40s-after-create-pods-first",
+                                      "pause-after-create-pods-densest", "pause-40s-after-create-pods-densest"}));
+  EXPECT_EQ(rule_named(plans, "components").removed, 4u);
+  // Without the time of arming no user agent is known to have started during the run.
+  GenerateOptions options = airflow_options();
+  options.armed.reset();
+  plans = generate_plans(kAirflowScenario, airflow_trace(), options);
+  for (const auto& id : crashtuner_ids(plans)) EXPECT_EQ(id.find("first-request"), std::string::npos) << id;
+  EXPECT_NE(rule_named(plans, "components").why_removed.find("the reference run's time of arming is unknown"),
+            std::string::npos);
+}
+
+TEST(ExplorePlan, WithoutDeclaredComponentsTheSchedulerIsKilledAndPausedAsBefore) {
+  GenerateOptions options = airflow_options();
+  options.components.clear();
+  const Plans plans = generate_plans(kAirflowScenario, airflow_trace(), options);
+  EXPECT_EQ(
+      crashtuner_ids(plans),
+      (std::vector<std::string>{"kill-after-create-pods-binding-first", "pause-after-create-pods-binding-first",
+                                "kill-after-create-pods-binding-densest", "pause-after-create-pods-binding-densest"}));
+  EXPECT_NE(component_faults_of(plan_named(plans, "pause-after-create-pods-binding-first"))
+                .find("  - name: pause-system\n    target: scheduler\n    action: pause\n    downFor: 10s\n"),
+            std::string::npos);
+  for (const auto& r : plans.rules) EXPECT_NE(r.name, "components");
 }
 
 TEST(ExplorePlan, ABadReferenceScenarioIsAnError) {

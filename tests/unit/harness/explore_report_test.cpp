@@ -226,6 +226,93 @@ TEST(ExplorePlan, WritesThePlanTheCellsAndTheGenerationTable) {
   EXPECT_NE(said.find("is another plan"), std::string::npos) << said;
 }
 
+// The system's file (explore.components) says what the kill and pause plans target: Airflow's
+// scheduler 1, paused after its pod creations and when scheduler 2 starts; kube-scheduler's file
+// declares none: the stack's scheduler, as before.
+TEST(ExplorePlan, TheSystemFileSaysWhatKillAndPausePlansTarget) {
+  Fixture f;
+  std::string lines = slurp(f.reference / "logs" / "proxy-audit.jsonl");
+  const auto t0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+  audit::Record r;
+  r.proto = "h1";
+  r.status = 201;
+  r.upstream_status = 201;
+  r.user_agent = "airflow-scheduler-1 OpenAPI-Generator/23.6.0/python";
+  r.method = "POST";
+  r.path = "/api/v1/namespaces/airflow/pods";
+  r.verb = "create";
+  r.resource = "pods";
+  r.namespace_ = "airflow";
+  lines += audit::to_json_line(r, 100, t0 + std::chrono::milliseconds(900));
+  r.user_agent = "airflow-scheduler-2 OpenAPI-Generator/23.6.0/python";
+  r.method = "GET";
+  r.verb = "list";
+  r.status = 200;
+  r.upstream_status = 200;
+  lines += audit::to_json_line(r, 101, t0 + std::chrono::milliseconds(5000));
+  // A watch kept open past the run's end (report.json's finished): the harness never counts it.
+  r.user_agent = "airflow-scheduler-3 OpenAPI-Generator/23.6.0/python";
+  r.path = "/api/v1/namespaces/airflow/pods?watch=true";
+  r.verb = "watch";
+  r.watch = true;
+  r.duration = std::chrono::seconds(100);
+  lines += audit::to_json_line(r, 102, t0 + std::chrono::milliseconds(6000));
+  net::write_file(f.reference / "logs" / "proxy-audit.jsonl", lines);
+  net::write_file(f.reference / "report.json",
+                  R"({"verdict":"pass","started":"2027-01-15T08:00:00.000Z","armed":"2027-01-15T08:00:00.500Z",)"
+                  R"("finished":"2027-01-15T08:01:00.000Z"})");
+  const std::string shipped = (fs::path(FAULTLINE_SOURCE_DIR) / "harness" / "systems").string();
+  auto plan = [&](const std::string& system, const std::string& systems_dir, const fs::path& out, std::string& said) {
+    PlanCommand c;
+    c.scenario_file = f.scenario.string();
+    c.reference_dir = f.reference.string();
+    c.out = out.string();
+    c.system = system;
+    c.systems_dir = systems_dir;
+    std::ostringstream o, e;
+    const int code = explore_plan(c, o, e);
+    said = o.str() + e.str();
+    return code;
+  };
+  auto has = [](const std::vector<std::string>& ids, const std::string& id) {
+    return std::find(ids.begin(), ids.end(), id) != ids.end();
+  };
+  std::string said;
+  ASSERT_EQ(plan("airflow", shipped, f.tmp.path() / "airflow", said), 0) << said;
+  EXPECT_NE(said.find("kill and pause plans target airflow-scheduler (explore.components of "), std::string::npos)
+      << said;
+  auto ids = cell_ids(f.tmp.path() / "airflow");
+  EXPECT_TRUE(has(ids, "pause-40s-after-first-request-airflow-scheduler-2"));
+  EXPECT_TRUE(has(ids, "pause-after-first-request-airflow-scheduler-2"));
+  EXPECT_TRUE(has(ids, "pause-40s-after-create-pods-first"));
+  EXPECT_FALSE(has(ids, "kill-after-create-pods-binding-first"));
+  EXPECT_FALSE(has(ids, "pause-after-first-request-airflow-scheduler-3"));
+  EXPECT_NE(
+      slurp(f.tmp.path() / "airflow" / "cells" / "pause-40s-after-first-request-airflow-scheduler-2" / "scenario.yaml")
+          .find("    target: airflow-scheduler\n    action: pause\n    downFor: 40s\n"),
+      std::string::npos);
+  EXPECT_NE(slurp(f.tmp.path() / "airflow" / "generation.tsv").find("\ncomponents\t"), std::string::npos);
+
+  ASSERT_EQ(plan("kube-scheduler", shipped, f.tmp.path() / "ks", said), 0) << said;
+  EXPECT_NE(said.find("kill and pause plans target the stack's scheduler ("), std::string::npos) << said;
+  ids = cell_ids(f.tmp.path() / "ks");
+  EXPECT_TRUE(has(ids, "kill-after-create-pods-binding-first"));
+  EXPECT_FALSE(has(ids, "pause-after-first-request-airflow-scheduler-2"));
+  EXPECT_EQ(slurp(f.tmp.path() / "ks" / "generation.tsv").find("\ncomponents\t"), std::string::npos);
+
+  // A system file with a bad explore section: its errors, file:line:column.
+  const fs::path bad = f.tmp.path() / "bad.yaml";
+  net::write_file(bad,
+                  "apiVersion: faultline/v1\nkind: System\nmetadata: {name: b}\nidentity: {user: u}\n"
+                  "hooks: {up: [x]}\nexplore: {components: [{target: kwok, userAgents: [x], downFor: [0s]}]}\n");
+  EXPECT_EQ(plan(bad.string(), "", f.tmp.path() / "bad", said), 2);
+  EXPECT_NE(said.find(bad.string() + ":6:66: explore.components[0].downFor[0]: must be greater than 0"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(plan("nosuch", shipped, f.tmp.path() / "nosuch", said), 2);
+  EXPECT_NE(said.find("no system \"nosuch\""), std::string::npos) << said;
+}
+
 TEST(ExplorePlan, ABadAuditLineIsNamedByFileAndLine) {
   Fixture f;
   std::string lines = slurp(f.reference / "logs" / "proxy-audit.jsonl");

@@ -18,6 +18,10 @@ struct PlanCommand {
   std::string reference_dir;  // the reference run: report.json, logs/proxy-audit.jsonl
   std::string out;            // the exploration directory
   std::string system = "yunikorn";
+  // The shipped systems (harness/systems): `system`'s file, when it is a name, is found here; its
+  // explore.components are the components the kill and pause plans target. Empty, with a name that
+  // is not a file: the default components.
+  std::string systems_dir;
   unsigned shard_index = 1, shard_count = 1;
   std::size_t max_plans = 0;  // 0: all (at most max_plans of explore_plan.hpp)
 };

@@ -15,8 +15,12 @@
 // |                      |            | without the relist a restarted apiserver causes (watch-gone)    |
 // | watch-reset/-gone/-drop/-delay | Sieve | a watch of a resource whose events preceded writes     |
 // | stale-read           | Sieve      | a relist served from before a delete whose object came back     |
-// | kill, pause          | CrashTuner | the system under test killed or paused right after a write to   |
-// |                      |            | meta-information (bindings, nodes, leases, status)              |
+// | kill, pause          | CrashTuner | by default the system under test (`scheduler`) killed or paused  |
+// |                      |            | for 10 s right after a write to meta-information (bindings,     |
+// |                      |            | nodes, leases, status); with GenerateOptions::components, each   |
+// |                      |            | declared component, for each of its downFor lengths, right after |
+// |                      |            | each of its own writes and right after the first request of each |
+// |                      |            | peer (a user agent whose first request came after arming)        |
 //
 // Pruning as Sieve does (counted per rule in Plans::rules): no plan for a write the apiserver did
 // not answer 2xx (not effective), for a site the reference run never reached, for a watch that
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "faultline/audit/record.hpp"
+#include "faultline/harness/schema/component_fault.hpp"
 
 namespace faultline::harness::explore {
 
@@ -75,8 +80,16 @@ struct GenerateOptions {
   // requests from then on, so earlier records are left out (counted in rule "before-arm").
   // nullopt: every record counts.
   std::optional<std::chrono::system_clock::time_point> armed;
+  // When the reference run ended (report.json's `finished`): a record that ended later was written
+  // after the run (a watch the system kept open, added to the audit afterwards), and the harness,
+  // which counts a component fault's `afterMatches` over the records written during a run, never
+  // counts it. nullopt: every record was written during the run.
+  std::optional<std::chrono::system_clock::time_point> finished;
   // User agents (prefixes) that are not the system under test: the harness's own.
   std::vector<std::string> ignored_user_agents{"faultline-harness"};
+  // The components the kill and pause plans target (a system file's explore.components), in order.
+  // Empty: the stack's `scheduler`, kill and pause for 10 s right after writes to meta-information.
+  std::vector<schema::ExploreComponent> components;
 };
 
 // The scenario text with `faults`, `componentFaults` and `checks.expect` removed. Edits the text

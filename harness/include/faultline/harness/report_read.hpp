@@ -37,7 +37,8 @@ struct RunReport {
   std::vector<FaultCounter> faults;            // per fault rule of the proxy
   std::vector<std::string> unfired;            // the rules of `faults` that never fired
   bool never_fired = false;  // `error` says a fault never fired (a rule, or a component fault, which `faults` lacks)
-  std::optional<std::chrono::system_clock::time_point> armed;  // when the proxy was armed
+  std::optional<std::chrono::system_clock::time_point> armed;     // when the proxy was armed
+  std::optional<std::chrono::system_clock::time_point> finished;  // when the run ended
   // The first fault: seconds from the proxy being armed (`armed`, just before the first pod is
   // created) to the earliest `faultWindows[].first`. Counting from the arming, not from `started`,
   // leaves out the run's preparation (nodes, namespace), whose length varies from run to run and has

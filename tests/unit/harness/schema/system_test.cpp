@@ -87,6 +87,33 @@ TEST(SystemFile, ShippedAirflowIsHooksBesideKubeScheduler) {
   EXPECT_EQ(f.hooks.collect.at("airflow-states-before.txt"), "/run/airflow/states-before.txt");
   EXPECT_EQ(f.hooks.down, (std::vector<std::string>{airflow, "down", "--run-dir", "/run"}));
   EXPECT_TRUE(fs::is_regular_file(airflow));
+  // explore pauses scheduler 1 (airflow-scheduler), below and beyond its 15 s heartbeat threshold.
+  ASSERT_EQ(s.explore_components.size(), 1u);
+  EXPECT_EQ(s.explore_components[0], (ExploreComponent{Component::airflow_scheduler,
+                                                       {"airflow-scheduler-1 *"},
+                                                       {ComponentAction::pause},
+                                                       {std::chrono::seconds(10), std::chrono::seconds(40)}}));
+}
+
+// explore.components: defaults (the actions the target takes, 10s), and the JSON; the systems that
+// declare none keep explore's default components.
+TEST(SystemFile, ExploreComponentsDefaultsAndJson) {
+  System s = load_system_text(kMinimal +
+                                  "explore:\n  components:\n    - {target: scheduler, userAgents: ['op/*']}\n"
+                                  "    - {target: airflow-scheduler, userAgents: ['a *', 'b *'], downFor: [1m30s]}\n",
+                              "s.yaml", "/sys");
+  ASSERT_EQ(s.explore_components.size(), 2u);
+  EXPECT_EQ(s.explore_components[0], (ExploreComponent{Component::scheduler,
+                                                       {"op/*"},
+                                                       {ComponentAction::kill, ComponentAction::pause},
+                                                       {std::chrono::seconds(10)}}));
+  EXPECT_EQ(s.explore_components[1].actions, std::vector<ComponentAction>{ComponentAction::pause});
+  EXPECT_EQ(
+      boost::json::serialize(system_json(s).as_object().at("explore")),
+      R"({"components":[{"target":"scheduler","userAgents":["op/*"],"actions":["kill","pause"],"downFor":["10s"]},)"
+      R"({"target":"airflow-scheduler","userAgents":["a *","b *"],"actions":["pause"],"downFor":["1m30s"]}]})");
+  for (const char* name : {"yunikorn", "kube-scheduler", "kube-controller-manager"})
+    EXPECT_TRUE(load_system_file(resolve_system(name, shipped())).explore_components.empty()) << name;
 }
 
 TEST(SystemFile, HooksAndVariantGoToTheJson) {
@@ -165,8 +192,8 @@ INSTANTIATE_TEST_SUITE_P(
              "s.yaml:7:10: checks[0]: unknown check \"pods-happy\" (known: pods-bound, queue-accounting, "
              "no-orphan-allocations, no-unexpected-deletes, bound-to-live-node)",
              "s.yaml:10:1: extra: unknown key (allowed: apiVersion, build, checks, command, env, exclusive, "
-             "hooks, identity, kind, metadata, metrics, needs, ready, scenarios, scheduler, setup, variant, "
-             "yunikorn)"}},
+             "explore, hooks, identity, kind, metadata, metrics, needs, ready, scenarios, scheduler, setup, "
+             "variant, yunikorn)"}},
         Bad{"apiVersion: faultline/v1\nkind: System\nmetadata: {name: etcd}\nidentity: {user: u}\n"
             "command: [x]\nready: {command: [x], timeout: 2h}\n",
             {R"(s.yaml:3:18: metadata.name: "etcd" is a component of the stack itself; name the system otherwise)",
@@ -212,6 +239,44 @@ INSTANTIATE_TEST_SUITE_P(
             {"s.yaml:1:1: command: required key is missing", "s.yaml:1:1: ready: required key is missing",
              "s.yaml:5:10: variant.values: required key is missing",
              "s.yaml:5:10: variant.default: required key is missing"}},
+        // explore.components: the actions its target takes (as componentFaults), bounded lengths
+        Bad{kMinimal + "explore:\n"
+                       "  components:\n"
+                       "    - target: airflow-scheduler\n"
+                       "      userAgents: [\"airflow-scheduler-1 *\"]\n"
+                       "      actions: [kill, pause, pause]\n"
+                       "      downFor: [10s, 0s, 11m, 10s, 20s]\n"
+                       "    - target: etcd2\n"
+                       "      userAgents: []\n"
+                       "      actions: [restart]\n"
+                       "      extra: 1\n"
+                       "    - {target: kwok, downFor: [ten]}\n",
+            {"s.yaml:11:17: explore.components[0].actions[0]: airflow-scheduler can be paused and resumed only, not "
+             "kill: nothing can start it again",
+             "s.yaml:11:30: explore.components[0].actions[2]: \"pause\" is listed twice",
+             "s.yaml:12:16: explore.components[0].downFor: 5 lengths; the maximum is 4",
+             "s.yaml:12:22: explore.components[0].downFor[1]: must be greater than 0",
+             "s.yaml:12:26: explore.components[0].downFor[2]: must be at most 10m, got 11m",
+             "s.yaml:12:31: explore.components[0].downFor[3]: \"10s\" is listed twice",
+             "s.yaml:13:15: explore.components[1].target: must be one of kube-apiserver, scheduler, kwok, etcd, "
+             "airflow-scheduler, got \"etcd2\"",
+             "s.yaml:14:19: explore.components[1].userAgents: expected at least one glob of the component's "
+             "User-Agent",
+             "s.yaml:15:17: explore.components[1].actions[0]: must be one of kill, pause, got \"restart\"",
+             "s.yaml:16:7: explore.components[1].extra: unknown key (allowed: actions, downFor, target, userAgents)",
+             "s.yaml:17:7: explore.components[2].userAgents: required key is missing",
+             "s.yaml:17:32: explore.components[2].downFor[0]: invalid duration \"ten\" (write a number and a unit: "
+             "250ms, 10s, 2m, 1h)"}},
+        Bad{kMinimal + "explore: {components: [" +
+                [] {
+                  std::string items;
+                  for (int i = 0; i < 9; ++i)
+                    items += std::string(i ? ", " : "") + "{target: scheduler, userAgents: [x]}";
+                  return items;
+                }() +
+                "], extra: 1}\n",
+            {"s.yaml:7:23: explore.components: 9 components; the maximum is 8",
+             "s.yaml:7:367: explore.extra: unknown key (allowed: components)"}},
         Bad{kMinimal + "metrics: {url: 'http://x/metrics', series: [ok_total, 'workqueue_adds_total{name=\"x\"}']}\n",
             {R"(s.yaml:7:55: metrics.series[1]: expected a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), got "workqueue_adds_total{name="x"}")"}}));
 

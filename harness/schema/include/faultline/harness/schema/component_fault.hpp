@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "faultline/faults/duration.hpp"
 #include "faultline/faults/rule.hpp"
@@ -32,6 +33,10 @@ inline constexpr std::array<std::string_view, 4> component_action_names{"kill", 
 std::string_view name_of(Component c);
 std::string_view name_of(ComponentAction a);
 
+// Why `target` cannot take `action`, as error message text; "" when it can. airflow-scheduler is
+// paused and resumed only: nothing can start it again after a kill or restart.
+std::string component_action_problem(Component target, ComponentAction action);
+
 struct ComponentFault {
   std::string name;
   Component target = Component::kube_apiserver;
@@ -39,6 +44,18 @@ struct ComponentFault {
   std::optional<faults::Duration> down_for;  // kill: required; pause: optional; others: none
   faults::Duration at{0};                    // not before this long after the proxy was armed
   std::optional<faults::Trigger> trigger;    // and (if set) once this many requests matching `of` were seen after `at`
+};
+
+// A component `faultline-harness explore` kills or pauses (a system file's explore.components):
+// right after its own writes (those of `user_agents`), and right after the first request of a peer
+// that started during the reference run.
+struct ExploreComponent {
+  Component target = Component::scheduler;
+  std::vector<std::string> user_agents;    // globs of the User-Agent of its own requests
+  std::vector<ComponentAction> actions;    // kill | pause, each one the target takes
+  std::vector<faults::Duration> down_for;  // each length a plan of its own
+
+  friend bool operator==(const ExploreComponent&, const ExploreComponent&) = default;
 };
 
 // Whether `fault` is due `since_arm` after arming, having seen `matched` requests matching its

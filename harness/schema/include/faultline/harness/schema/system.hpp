@@ -14,12 +14,17 @@
 #include <string_view>
 #include <vector>
 
+#include "faultline/harness/schema/component_fault.hpp"
+
 namespace faultline::harness::schema {
 
 inline constexpr std::size_t max_system_list = 64;  // entries of any list (command, roles, ...)
 inline constexpr std::size_t max_system_env = 64;   // variables in `env`
 inline constexpr std::chrono::seconds max_system_ready_timeout{3600};
 inline constexpr std::chrono::seconds max_system_hook_timeout{7200};  // hooks.timeout: each hook command
+inline constexpr std::size_t max_explore_components = 8;              // explore.components
+inline constexpr std::size_t max_explore_down_for = 4;                // explore.components[].downFor
+inline constexpr std::chrono::minutes max_explore_down_for_length{10};
 
 // The placeholders faultline fills in a system file's strings ({name}); "{{" is a literal "{".
 inline constexpr std::string_view system_placeholders[] = {"kubeconfig", "workdir", "port",  "bin", "ca",
@@ -110,6 +115,9 @@ struct System {
   std::vector<std::string> scenarios;  // glob patterns of the scenario names it is added to
   std::optional<SystemVariant> variant;
   SystemHooks hooks;  // without `command`, the system is its hooks only (no process of the stack)
+  // explore.components: what `faultline-harness explore` kills and pauses; empty: the stack's
+  // `scheduler`, kill and pause for 10 s right after writes to meta-information.
+  std::vector<ExploreComponent> explore_components;
 };
 
 // Throw faults::ScenarioError with every problem of the file. Only a regular file of at most
