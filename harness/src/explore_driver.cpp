@@ -257,7 +257,8 @@ int explore_minimize_step(const std::string& dir_arg, const std::string& id, uns
       return 0;
     }
 
-    // The plan's runs: the invariants it violated, and in how many runs.
+    // The plan's runs: in how many it violated an invariant, and the invariants its first violating
+    // run violated (what `explore found` groups it by), which every kept candidate must violate.
     std::set<std::string> targets;
     std::uint64_t found = 0, counted = 0;
     const std::uint64_t plan_runs =
@@ -269,8 +270,7 @@ int explore_minimize_step(const std::string& dir_arg, const std::string& id, uns
       if (!fs::exists(report, ec)) continue;
       const PlanRun run = classify_run(faults::read_regular_file(report, max_report_bytes, "a report"), r);
       if (run.outcome == "found" || run.outcome == "pass") ++counted;
-      if (run.outcome == "found") ++found;
-      targets.insert(run.violated.begin(), run.violated.end());
+      if (run.outcome == "found" && found++ == 0) targets.insert(run.violated.begin(), run.violated.end());
     }
     if (targets.empty())
       throw std::runtime_error("plan " + id + " violated no invariant in its runs: nothing to minimize");

@@ -585,7 +585,9 @@ void Minimizer::record(const Candidate& candidate, const std::vector<RunOutcome>
     for (const auto& v : o.violated)
       if (!contains(all_violated, v)) all_violated.push_back(v);
   }
-  const bool keep = runs_ok && !common.empty();
+  // Every target in every run: a candidate that violates fewer of them reproduces another failure
+  // (a weaker one, often one that many faults cause), not the plan's.
+  const bool keep = runs_ok && common.size() == targets_.size();
   Pending done = std::move(*pending_);
   pending_.reset();
   if (keep) {

@@ -554,6 +554,34 @@ TEST(ExploreMinimize, WritesACandidatePlanOrTheResultAndRepeatsAPendingCandidate
   EXPECT_NE(slurp(m / "history.tsv").find(next + "\t2/2\tyes\t"), std::string::npos) << slurp(m / "history.tsv");
 }
 
+// The targets a minimization keeps are the invariants the plan's first violating run violated (its
+// group in `explore found`), not every invariant any of its runs violated.
+TEST(ExploreMinimize, TargetsAreWhatThePlansFirstViolatingRunViolated) {
+  Fixture f;
+  const fs::path dir = f.tmp.path() / "x";
+  ASSERT_EQ(f.plan(dir, 1, 1), 0);
+  fake_runs(dir);
+  std::string found;
+  for (const auto& p : read_exploration({dir}).plans)
+    if (p.verdict == "found" && found.empty() && slurp(p.scenario_file).find("afterMatches: ") != std::string::npos)
+      found = p.id;
+  ASSERT_FALSE(found.empty());
+  // Two more runs: one violating another invariant as well as a third that violated nothing.
+  json::value plan = json::parse(slurp(dir / "plan.json"));
+  for (auto& c : plan.at("cells").as_array())
+    if (c.at("id").as_string() == found) c.as_object()["runs"] = 3;
+  net::write_file(dir / "plan.json", json::serialize(plan));
+  for (const auto& [run, text] : {std::pair{"run-02", report("fail", "", true, "no-unexpected-deletes")},
+                                  std::pair{"run-03", report("pass", "", true, "")}}) {
+    fs::create_directories(dir / "cells" / found / run);
+    net::write_file(dir / "cells" / found / run / "report.json", text);
+  }
+  std::ostringstream o, e;
+  ASSERT_EQ(explore_minimize_step(dir.string(), found, 2, o, e), 0) << e.str();
+  const json::object state = json::parse(slurp(dir / "minimize" / found / "state.json")).as_object();
+  EXPECT_EQ(json::serialize(state.at("targets")), R"(["bound-to-live-node"])");
+}
+
 // scripts/soak --plan: a cell's own `runs` and `dir` win over the plan's, in matrix report too.
 TEST(ExploreSweepPlan, ACellsOwnRunsAndDirWinOverThePlans) {
   TempDir tmp("faultline-explore-sweep", TempDir::Keep::on_failure);

@@ -20,9 +20,8 @@
 //     Each value is written into the YAML text in place (comments and quoting stay); a duration
 //     searched in seconds in its shortest spelling ("1m30s"), one written in milliseconds in
 //     milliseconds ("1200ms").
-// A candidate is kept only when every one of its runs ends `fail` or `reproduced` AND at least one
-// of the target invariants is violated in every run. The targets then narrow to those violated in
-// every run of the kept candidate, so each step keeps the same violation. At most max_candidates
+// A candidate is kept only when every one of its runs ends `fail` or `reproduced` AND every target
+// invariant is violated in every run, so each step keeps the same violation. At most max_candidates
 // candidates in all. A candidate the scenario loader refuses (a `pause` left without its `resume`,
 // a `for` no longer shorter than `repeat`) is skipped without being proposed.
 
@@ -127,7 +126,7 @@ class Minimizer {
 
   std::string phase_ = "ddmin";  // ddmin | shrink | done
   std::string current_yaml_;
-  std::vector<std::string> targets_;   // narrowed: violated in every run of each kept candidate
+  std::vector<std::string> targets_;   // violated in every run of each kept candidate
   std::vector<std::string> violated_;  // union of the checks violated by the last kept candidate's runs
   std::size_t kept_count_ = 0;
 
