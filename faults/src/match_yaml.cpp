@@ -34,11 +34,6 @@ void check_resources(MapReader& reader, const std::vector<std::string>& resource
                               "\" (write resource[.group][/subresource], e.g. pods/binding or deployments.apps)");
 }
 
-std::string too_long(std::size_t bytes) {
-  return "pattern of " + std::to_string(bytes) + " bytes is longer than the maximum of " +
-         std::to_string(max_glob_pattern_bytes) + " bytes";
-}
-
 std::optional<std::vector<std::string>> glob_list(MapReader& reader, std::string_view key) {
   auto patterns = reader.string_list(key);
   if (!patterns) return patterns;
@@ -46,7 +41,7 @@ std::optional<std::vector<std::string>> glob_list(MapReader& reader, std::string
   for (std::size_t i = 0; i < patterns->size(); ++i)
     if ((*patterns)[i].size() > max_glob_pattern_bytes) {
       reader.errors().add(reader.take(key)[i].Mark(), reader.path_of(key) + "[" + std::to_string(i) + "]",
-                          too_long((*patterns)[i].size()));
+                          glob_too_long((*patterns)[i].size()));
       ok = false;
     }
   if (!ok) return std::nullopt;
@@ -57,7 +52,7 @@ void check_header_patterns(MapReader& reader) {
   for (auto entry : reader.take("headers"))
     if (entry.second.IsScalar() && entry.second.Scalar().size() > max_glob_pattern_bytes)
       reader.errors().add(entry.second.Mark(), reader.path_of("headers") + "." + entry.first.Scalar(),
-                          too_long(entry.second.Scalar().size()));
+                          glob_too_long(entry.second.Scalar().size()));
 }
 
 }  // namespace
@@ -85,3 +80,12 @@ Match parse_match(MapReader& reader) {
 }
 
 }  // namespace faultline::faults::detail
+
+namespace faultline::faults {
+
+std::string glob_too_long(std::size_t bytes) {
+  return "pattern of " + std::to_string(bytes) + " bytes is longer than the maximum of " +
+         std::to_string(max_glob_pattern_bytes) + " bytes";
+}
+
+}  // namespace faultline::faults

@@ -277,9 +277,7 @@ class Loader {
         const std::string at = m.path_of("userAgents") + "[" + std::to_string(i) + "]";
         if (glob.empty()) errors_.add(node["userAgents"][i].Mark(), at, "expected a glob, got an empty string");
         else if (glob.size() > faults::max_glob_pattern_bytes)
-          errors_.add(node["userAgents"][i].Mark(), at,
-                      "pattern of " + std::to_string(glob.size()) + " bytes is longer than the maximum of " +
-                          std::to_string(faults::max_glob_pattern_bytes) + " bytes");
+          errors_.add(node["userAgents"][i].Mark(), at, faults::glob_too_long(glob.size()));
       }
       c.user_agents = *agents;
     }

@@ -36,6 +36,8 @@ struct Match {
 // The longest glob a scenario may use (namespaces, names, userAgents, paths, header values).
 // Matching costs time in proportion to text length x (pattern length / 64), under the engine's lock.
 inline constexpr std::size_t max_glob_pattern_bytes = 1024;
+// What is wrong with a glob of `bytes` bytes, beyond max_glob_pattern_bytes (every reader of globs says it so).
+std::string glob_too_long(std::size_t bytes);
 
 // Shell-style glob: `*` any run of characters, `?` one character (byte); everything else literal.
 bool glob_match(std::string_view pattern, std::string_view text);
